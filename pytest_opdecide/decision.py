@@ -1,0 +1,238 @@
+"""The next-step decision: offer options, let the model pick, resolve the pick into a result.
+
+``make(prompt, options)`` renders the options as a menu, asks the model (with no tools), parses
+the JSON pick from its reply, validates it, re-asks once on a bad reply, and returns the next
+step's result: a picked function's return value, a value option's value, or
+``{"decision": name, **fields}`` for a schema option.
+
+Example:
+    >>> from pytest_opdecide import decision
+    >>> print(decision.render_options({"done": ("DONE", "Pick when finished.")}), end="")
+    done()
+        Pick when finished.
+        Call: {"call": "done"}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pytest_opdecide._binding import NO_RUNTIME_MESSAGE, current_parent, current_runtime
+from pytest_opdecide._decision import (
+    DECISION_FINISH_INSTRUCTION,
+    check_context,
+    check_max_retries,
+    check_sync_callables,
+    make_procedure,
+    parse_procedure,
+    resolve_procedure,
+)
+from pytest_opdecide._errors import DecisionError
+from pytest_opdecide._extract import extract_action
+from pytest_opdecide._options import Menu, Option, normalize_options
+from pytest_opdecide._runtime import Runtime, drive, drive_async
+from pytest_opdecide._schema import FromContext, Param
+from pytest_opdecide._steps import Procedure
+
+__all__ = [
+    "DECISION_FINISH_INSTRUCTION",
+    "DecisionError",
+    "FromContext",
+    "Param",
+    "extract_action",
+    "make",
+    "make_async",
+    "parse_args",
+    "parse_args_async",
+    "render_options",
+    "resolve_decision",
+    "resolve_decision_async",
+]
+
+
+def render_options(options: Any) -> str:
+    """Render options (dict or list form) as the menu text the model reads.
+
+    Raises:
+        TypeError: The options are malformed.
+        ValueError: The options are empty or a name repeats.
+    """
+    return normalize_options(options).text
+
+
+def _prepare(options: Any, context: Mapping[str, Any] | None, max_retries: int) -> Menu:
+    menu = normalize_options(options)
+    check_max_retries(max_retries)
+    check_context(menu, context)
+    return menu
+
+
+def _make(
+    prompt: Any,
+    options: Any,
+    runtime: Runtime | None,
+    context: Mapping[str, Any] | None,
+    max_retries: int,
+    api: str | None,
+) -> tuple[Procedure[Any], Runtime]:
+    menu = _prepare(options, context, max_retries)
+    if api is not None:
+        check_sync_callables(menu, api)
+    chosen = runtime if runtime is not None else current_runtime()
+    if chosen is None:
+        raise RuntimeError(NO_RUNTIME_MESSAGE)
+    procedure = make_procedure(
+        prompt,
+        menu,
+        context=context,
+        max_retries=max_retries,
+        runtime=chosen,
+        parent=current_parent(),
+    )
+    return procedure, chosen
+
+
+def make(
+    prompt: str,
+    options: Any,
+    *,
+    runtime: Runtime | None = None,
+    context: Mapping[str, Any] | None = None,
+    max_retries: int = 1,
+) -> Any:
+    """Ask the model to pick one option and return the next step's result.
+
+    Sends one text block, ``f"{prompt}\\n\\n{menu}"``, with no tools (a pure decision): your
+    prompt must tell the model to pick. A bad reply is re-picked up to ``max_retries`` times.
+
+    Args:
+        prompt: What the model decides about.
+        options: Dict form ``{name: handler}`` or list form (see the docs).
+        runtime: The runtime to ask; defaults to the one bound by the enclosing Agent call.
+        context: Values for parameters marked ``FromContext`` (never taken from the model).
+        max_retries: Re-picks allowed after a reply that fails to parse or validate (0: none).
+
+    Returns:
+        A picked function's return value, a value option's value, or
+        ``{"decision": name, **fields}`` for a schema option.
+
+    Raises:
+        DecisionError: No valid pick after every re-pick.
+        RuntimeError: No runtime passed and none bound.
+        TypeError: Malformed options (raised before any model call).
+        ValueError: Empty options or a repeated name (raised before any model call).
+    """
+    procedure, chosen = _make(prompt, options, runtime, context, max_retries, "decision.make")
+    return drive(procedure, chosen)
+
+
+async def make_async(
+    prompt: str,
+    options: Any,
+    *,
+    runtime: Runtime | None = None,
+    context: Mapping[str, Any] | None = None,
+    max_retries: int = 1,
+) -> Any:
+    """The asyncio twin of :func:`make`; async function options are awaited."""
+    procedure, chosen = _make(prompt, options, runtime, context, max_retries, None)
+    return await drive_async(procedure, chosen)
+
+
+def _chosen(option: Option) -> Callable[..., Any] | str:
+    if option.kind == "function" and option.handler is not None:
+        return option.handler
+    return option.name
+
+
+def _parse(
+    reply: Any,
+    options: Any,
+    runtime: Runtime | None,
+    context: Mapping[str, Any] | None,
+    max_retries: int,
+    resolve: bool,
+) -> tuple[Procedure[Any], Runtime | None]:
+    menu = _prepare(options, context, max_retries)
+    chosen = runtime if runtime is not None else current_runtime()
+    factory = resolve_procedure if resolve else parse_procedure
+    procedure = factory(
+        reply,
+        menu,
+        context=context,
+        max_retries=max_retries,
+        runtime=chosen,
+        parent=current_parent(),
+    )
+    return procedure, chosen
+
+
+def parse_args(
+    reply: Any,
+    options: Any,
+    runtime: Runtime | None = None,
+    *,
+    context: Mapping[str, Any] | None = None,
+    max_retries: int = 1,
+) -> tuple[Callable[..., Any] | str, dict[str, Any]]:
+    """Parse and validate a reply against the options, re-picking on failure.
+
+    Returns:
+        ``(chosen, kwargs)``: for a function option the original function and the keyword
+        arguments to call it with (context and runtime injected); for a value or schema option
+        the option name and its validated fields.
+
+    Raises:
+        DecisionError: No valid pick after every re-pick.
+        RuntimeError: A re-pick is needed but no runtime was passed or bound.
+    """
+    procedure, chosen = _parse(reply, options, runtime, context, max_retries, resolve=False)
+    option, kwargs, _ = drive(procedure, chosen)
+    return _chosen(option), kwargs
+
+
+async def parse_args_async(
+    reply: Any,
+    options: Any,
+    runtime: Runtime | None = None,
+    *,
+    context: Mapping[str, Any] | None = None,
+    max_retries: int = 1,
+) -> tuple[Callable[..., Any] | str, dict[str, Any]]:
+    """The asyncio twin of :func:`parse_args`."""
+    procedure, chosen = _parse(reply, options, runtime, context, max_retries, resolve=False)
+    option, kwargs, _ = await drive_async(procedure, chosen)
+    return _chosen(option), kwargs
+
+
+def resolve_decision(
+    reply: Any,
+    options: Any,
+    runtime: Runtime | None = None,
+    *,
+    context: Mapping[str, Any] | None = None,
+    max_retries: int = 1,
+) -> Any:
+    """Parse a reply (re-picking on failure) and resolve it into the next step's result.
+
+    Raises:
+        DecisionError: No valid pick after every re-pick.
+        RuntimeError: A re-pick is needed but no runtime was passed or bound.
+    """
+    check_sync_callables(normalize_options(options), "decision.resolve_decision")
+    procedure, chosen = _parse(reply, options, runtime, context, max_retries, resolve=True)
+    return drive(procedure, chosen)
+
+
+async def resolve_decision_async(
+    reply: Any,
+    options: Any,
+    runtime: Runtime | None = None,
+    *,
+    context: Mapping[str, Any] | None = None,
+    max_retries: int = 1,
+) -> Any:
+    """The asyncio twin of :func:`resolve_decision`; async function options are awaited."""
+    procedure, chosen = _parse(reply, options, runtime, context, max_retries, resolve=True)
+    return await drive_async(procedure, chosen)
