@@ -1,0 +1,313 @@
+"""Scripted and function-driven fake runtimes.
+
+They subclass the real :class:`~pytest_opdecide.Runtime` and implement only the model call, so
+the tool loop, choices, re-picks and the call trace behave exactly as in production.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from fake_runtimes._errors import ScriptExhausted, ScriptMismatch, UnusedSteps
+from fake_runtimes._steps import (
+    ErrorStep,
+    FakeCall,
+    Pick,
+    ToolCallStep,
+    check_step,
+    describe_step,
+)
+from pytest_opdecide import CallRecord, ModelReply, ModelRequest, Runtime, ToolCall, Usage
+
+__all__ = ["FakeRuntime", "FunctionRuntime", "ScriptedRuntime"]
+
+
+def _tokens(text: str) -> int:
+    # A plausible, deterministic count: about four characters a token.
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def _usage(request: ModelRequest, text: str, tool_calls: tuple[ToolCall, ...]) -> Usage:
+    sent = sum(len(m.text) for m in request.messages)
+    prompt = max(1, (sent + 3) // 4)
+    completion = _tokens(text) + sum(
+        _tokens(json.dumps(dict(c.arguments) if isinstance(c.arguments, Mapping) else c.arguments))
+        + 2
+        for c in tool_calls
+    )
+    return Usage(prompt, completion, prompt + completion)
+
+
+class FakeRuntime(Runtime):
+    """Common machinery of the fakes: turning a step into a reply, strictly.
+
+    Args:
+        strict: Check scripted picks and tool calls against what each call offered.
+        model: The model name reported in replies.
+        tools: The ``"default"`` toolset (see :class:`~pytest_opdecide.Runtime`).
+        toolsets: More named toolsets.
+    """
+
+    def __init__(
+        self,
+        *,
+        strict: bool = True,
+        model: str | None = "fake-model",
+        tools: Iterable[Callable[..., Any]] = (),
+        toolsets: Mapping[str, Iterable[Callable[..., Any]]] | None = None,
+    ) -> None:
+        super().__init__(model=model, tools=tools, toolsets=toolsets)
+        self.strict = strict
+        self._lock = threading.Lock()
+        self._count = 0
+        self._tool_ids = 0
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """Every model call made, in order (``.prompt``, ``.menu``, ``.options``, ``.tools``,
+        ``.kind``, ``.reply``)."""
+        return self.trace.calls
+
+    @property
+    def last_call(self) -> CallRecord:
+        """The most recent model call.
+
+        Raises:
+            AssertionError: No call was made yet.
+        """
+        calls = self.trace.calls
+        if not calls:
+            raise AssertionError(f"{type(self).__name__} received no model call yet")
+        return calls[-1]
+
+    def _next_call(self, request: ModelRequest) -> FakeCall:
+        with self._lock:
+            index = self._count
+            self._count += 1
+        return FakeCall.of(index, request)
+
+    def _reply(self, step: Any, call: FakeCall, position: str) -> ModelReply:
+        """Turn one step into the reply for ``call``; ``position`` names the step in messages."""
+        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+            built = step(call)
+            if inspect.isawaitable(built):
+                if inspect.iscoroutine(built):
+                    built.close()
+                raise TypeError(
+                    f"{position} is an async callable; use the async API (exec_async, "
+                    "decision.make_async) so that it can be awaited"
+                )
+            return self._built(built, call, position)
+        return self._built(step, call, position)
+
+    def _built(self, step: Any, call: FakeCall, position: str) -> ModelReply:
+        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+            raise TypeError(f"{position} built another callable; build a step instead")
+        check_step(step, position)
+        request = call.request
+        if isinstance(step, ErrorStep):
+            exc = step.exception
+            raise exc() if isinstance(exc, type) else exc
+        if isinstance(step, ModelReply):
+            return step
+        if isinstance(step, str):
+            return ModelReply(text=step, usage=_usage(request, step, ()), model=self.model)
+        if isinstance(step, Pick):
+            if self.strict:
+                self._check_pick(step, call, position)
+            text = step.text
+            return ModelReply(text=text, usage=_usage(request, text, ()), model=self.model)
+        steps = step if isinstance(step, list) else [step]
+        calls = []
+        for s in steps:
+            if self.strict:
+                self._check_tool(s, call, position)
+            with self._lock:
+                self._tool_ids += 1
+                call_id = f"call_{self._tool_ids}"
+            calls.append(ToolCall(s.tool, dict(s.args), call_id))
+        made = tuple(calls)
+        return ModelReply(
+            text="", tool_calls=made, usage=_usage(request, "", made), model=self.model
+        )
+
+    def _check_pick(self, step: Pick, call: FakeCall, position: str) -> None:
+        if step.option in call.options:
+            return
+        offered = f"options {call.options}" if call.options else "no options"
+        raise ScriptMismatch(
+            f"{position} picks {step.option!r}, but {call.describe()} offered {offered}.\n"
+            "To send a pick of an option that was not offered, script the raw reply text "
+            f"instead: {step.text!r}"
+        )
+
+    def _check_tool(self, step: ToolCallStep, call: FakeCall, position: str) -> None:
+        if step.tool in call.tools:
+            return
+        offered = f"tools {call.tools}" if call.tools else "no tools"
+        raise ScriptMismatch(
+            f"{position} calls tool {step.tool!r}, but {call.describe()} offered {offered}.\n"
+            "Offer the tool to the call (tools=[...] or a toolset), or script a reply that "
+            "does not call it."
+        )
+
+
+class ScriptedRuntime(FakeRuntime):
+    """A fake model that replies with scripted steps, in order, strictly.
+
+    A step is a reply string; ``pick(name, **args)``; ``tool_call(name, **args)`` (or a list
+    of them, for several calls in one reply); ``error(exc)``; a ``ModelReply``; or a callable
+    that builds one of those from the :class:`FakeCall` it answers.
+
+    Strict by default: a call after the last step raises :class:`ScriptExhausted`; a scripted
+    pick or tool call naming an option or tool that the call did not offer raises
+    :class:`ScriptMismatch`; :meth:`assert_complete` fails on steps never used (the pytest
+    fixture calls it at teardown).
+
+    Example:
+        >>> from fake_runtimes import ScriptedRuntime, pick
+        >>> from pytest_opdecide import decision
+        >>> runtime = ScriptedRuntime(pick("done"))
+        >>> decision.make("Finished?", {"done": "DONE", "more": "MORE"}, runtime=runtime)
+        'DONE'
+        >>> runtime.last_call.options
+        ['done', 'more']
+    """
+
+    def __init__(
+        self,
+        *steps: Any,
+        strict: bool = True,
+        model: str | None = "fake-model",
+        tools: Iterable[Callable[..., Any]] = (),
+        toolsets: Mapping[str, Iterable[Callable[..., Any]]] | None = None,
+    ) -> None:
+        super().__init__(strict=strict, model=model, tools=tools, toolsets=toolsets)
+        for i, step in enumerate(steps):
+            check_step(step, f"step {i}")
+        self.steps: list[Any] = list(steps)
+        self._used: list[FakeCall] = []
+
+    def add(self, *steps: Any) -> ScriptedRuntime:
+        """Append more steps; returns the runtime."""
+        for i, step in enumerate(steps, start=len(self.steps)):
+            check_step(step, f"step {i}")
+        with self._lock:
+            self.steps.extend(steps)
+        return self
+
+    @property
+    def remaining(self) -> list[Any]:
+        """Steps not used yet."""
+        return self.steps[len(self._used) :]
+
+    def call_model(self, request: ModelRequest) -> ModelReply:
+        call = self._next_call(request)
+        with self._lock:
+            index = len(self._used)
+            if index >= len(self.steps):
+                exhausted = True
+            else:
+                exhausted = False
+                self._used.append(call)
+        if exhausted:
+            raise ScriptExhausted(self._exhausted_message(call))
+        return self._reply(self.steps[index], call, f"step {index}")
+
+    async def call_model_async(self, request: ModelRequest) -> ModelReply:
+        call = self._next_call(request)
+        with self._lock:
+            index = len(self._used)
+            exhausted = index >= len(self.steps)
+            if not exhausted:
+                self._used.append(call)
+        if exhausted:
+            raise ScriptExhausted(self._exhausted_message(call))
+        step = self.steps[index]
+        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+            built = step(call)
+            if inspect.isawaitable(built):
+                built = await built
+            return self._built(built, call, f"step {index}")
+        return self._built(step, call, f"step {index}")
+
+    def _script_listing(self) -> str:
+        lines = []
+        for i, step in enumerate(self.steps):
+            used = f"  -> {self._used[i].describe()}" if i < len(self._used) else "  (unused)"
+            lines.append(f"  {i}. {describe_step(step)}{used}")
+        return "\n".join(lines) if lines else "  (no steps)"
+
+    def _exhausted_message(self, call: FakeCall) -> str:
+        head = call.prompt if len(call.prompt) <= 200 else call.prompt[:200] + "..."
+        return (
+            f"{type(self).__name__} ran out of steps: {call.describe()} is not scripted.\n"
+            f"It offered options {call.options} and tools {call.tools}.\n"
+            f"Prompt head: {head!r}\n"
+            f"Scripted ({len(self.steps)} steps):\n{self._script_listing()}\n"
+            "Add a step for this call, or find out why the code made one more model call."
+        )
+
+    def assert_complete(self) -> None:
+        """Fail if any scripted step was never used.
+
+        Raises:
+            UnusedSteps: Naming each unused step.
+        """
+        unused = self.remaining
+        if not unused:
+            return
+        start = len(self._used)
+        listing = "\n".join(
+            f"  {i}. {describe_step(step)}" for i, step in enumerate(unused, start=start)
+        )
+        raise UnusedSteps(
+            f"{type(self).__name__}: {len(unused)} scripted step(s) never used:\n{listing}\n"
+            f"The code made {len(self._used)} model call(s); remove the unused steps, or find "
+            "out why the code stopped early."
+        )
+
+
+class FunctionRuntime(FakeRuntime):
+    """A fake model whose reply a function builds from each call: ``fn(call) -> step``.
+
+    ``fn`` receives a :class:`FakeCall` (prompt, menu, options, tools, kind, request) and
+    returns a step, as :class:`ScriptedRuntime` takes them; an async ``fn`` works on the async
+    path.
+
+    Example:
+        >>> from fake_runtimes import FunctionRuntime, pick
+        >>> from pytest_opdecide import decision
+        >>> runtime = FunctionRuntime(lambda call: pick(call.options[-1]))
+        >>> decision.make("Pick.", ["a", "b"], runtime=runtime)
+        'b'
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[FakeCall], Any],
+        *,
+        strict: bool = True,
+        model: str | None = "fake-model",
+        tools: Iterable[Callable[..., Any]] = (),
+        toolsets: Mapping[str, Iterable[Callable[..., Any]]] | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"FunctionRuntime needs a function, got {type(fn).__name__}")
+        super().__init__(strict=strict, model=model, tools=tools, toolsets=toolsets)
+        self.fn = fn
+
+    def call_model(self, request: ModelRequest) -> ModelReply:
+        call = self._next_call(request)
+        return self._reply(self.fn, call, "the function's step")
+
+    async def call_model_async(self, request: ModelRequest) -> ModelReply:
+        call = self._next_call(request)
+        built = self.fn(call)
+        if inspect.isawaitable(built):
+            built = await built
+        return self._built(built, call, "the function's step")

@@ -1,0 +1,169 @@
+"""Script steps: what a fake model sends back for one call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_opdecide import ModelReply, ModelRequest
+
+__all__ = ["ErrorStep", "FakeCall", "Pick", "ToolCallStep", "error", "pick", "tool_call"]
+
+
+def _format_args(args: dict[str, Any]) -> str:
+    return "".join(f", {k}={v!r}" for k, v in args.items())
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A pick of an option, sent as its canonical JSON (``{"call": ..., "args": {...}}``).
+
+    Attributes:
+        option: The option name.
+        args: The arguments (omitted from the JSON when empty).
+    """
+
+    option: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The canonical JSON text of this pick."""
+        payload: dict[str, Any] = {"call": self.option}
+        if self.args:
+            payload["args"] = self.args
+        return json.dumps(payload, ensure_ascii=False)
+
+    def __str__(self) -> str:
+        return f"pick({self.option!r}{_format_args(self.args)})"
+
+
+@dataclass(frozen=True)
+class ToolCallStep:
+    """A native tool call the fake model asks for.
+
+    Attributes:
+        tool: The tool name.
+        args: The arguments.
+    """
+
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"tool_call({self.tool!r}{_format_args(self.args)})"
+
+
+@dataclass(frozen=True)
+class ErrorStep:
+    """The model call raises ``exception`` (an instance, or a class to instantiate)."""
+
+    exception: BaseException | type[BaseException]
+
+    def __str__(self) -> str:
+        return f"error({self.exception!r})"
+
+
+def pick(option: str, /, **args: Any) -> Pick:
+    """Script a pick of ``option`` with ``args``: ``pick("refund", amount=30)``.
+
+    In a strict fake, the call this step answers must offer ``option``; to send a pick of an
+    option that was not offered, script the raw reply text instead.
+    """
+    if not isinstance(option, str) or not option:
+        raise TypeError(f"pick() needs an option name, got {option!r}")
+    return Pick(option, dict(args))
+
+
+def tool_call(tool: str, /, **args: Any) -> ToolCallStep:
+    """Script a native tool call: ``tool_call("lookup_order", order_id="A1")``.
+
+    Several tool calls in one reply: script a list, ``[tool_call("a"), tool_call("b")]``.
+    """
+    if not isinstance(tool, str) or not tool:
+        raise TypeError(f"tool_call() needs a tool name, got {tool!r}")
+    return ToolCallStep(tool, dict(args))
+
+
+def error(exception: BaseException | type[BaseException]) -> ErrorStep:
+    """Script a failing model call: ``error(TimeoutError("model took too long"))``."""
+    if not (
+        isinstance(exception, BaseException)
+        or (isinstance(exception, type) and issubclass(exception, BaseException))
+    ):
+        raise TypeError(f"error() needs an exception, got {exception!r}")
+    return ErrorStep(exception)
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """The model call a fake is answering, as a callable step or ``FunctionRuntime`` sees it.
+
+    Attributes:
+        index: The call's number on this runtime (0, 1, ...).
+        kind: ``turn``, ``tool_round`` or ``repick``.
+        prompt: The text sent (see ``ModelRequest.prompt``).
+        menu: The rendered menu, when the call offers options.
+        options: The option names offered.
+        tools: The native tool names offered.
+        request: The full request.
+    """
+
+    index: int
+    kind: str
+    prompt: str
+    menu: str | None
+    options: list[str]
+    tools: list[str]
+    request: ModelRequest
+
+    @classmethod
+    def of(cls, index: int, request: ModelRequest) -> FakeCall:
+        return cls(
+            index,
+            request.kind,
+            request.prompt,
+            request.menu,
+            list(request.options),
+            request.tool_names,
+            request,
+        )
+
+    def describe(self) -> str:
+        """``call #2 (repick)``."""
+        return f"call #{self.index} ({self.kind})"
+
+
+Step = str | Pick | ToolCallStep | ErrorStep | ModelReply | list[ToolCallStep] | Callable[..., Any]
+
+
+def describe_step(step: Any) -> str:
+    """A short, readable form of a step for failure messages."""
+    if isinstance(step, str):
+        shown = step if len(step) <= 60 else step[:57] + "..."
+        return repr(shown)
+    if isinstance(step, list):
+        return "[" + ", ".join(describe_step(s) for s in step) + "]"
+    if isinstance(step, ModelReply):
+        return f"ModelReply(text={describe_step(step.text)}, tool_calls={len(step.tool_calls)})"
+    if isinstance(step, Pick | ToolCallStep | ErrorStep):
+        return str(step)
+    name = getattr(step, "__qualname__", None) or type(step).__name__
+    return f"<callable {name}>"
+
+
+def check_step(step: Any, position: str) -> None:
+    """Reject what cannot be a step, when the script is written (not when it runs)."""
+    if isinstance(step, str | Pick | ToolCallStep | ErrorStep | ModelReply):
+        return
+    if isinstance(step, list) and step and all(isinstance(s, ToolCallStep) for s in step):
+        return
+    if callable(step):
+        return
+    raise TypeError(
+        f"{position} is {type(step).__name__} {step!r}: a step is a reply string, pick(...), "
+        "tool_call(...) (or a list of them), error(...), a ModelReply, or a callable that "
+        "builds one of those from the call"
+    )

@@ -1,0 +1,128 @@
+"""The real-call guard: tests run offline unless they say otherwise.
+
+Installed once per session; each test switches it on or off. While on, an HTTP request that
+an httpx transport would send to a host outside the loopback range, or any socket connection
+to such a host, raises :class:`RealCallBlocked` with a message saying how to record or allow it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["RealCallBlocked", "guard"]
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+class RealCallBlocked(RuntimeError):
+    """A test tried to reach a real model (a non-loopback host) while the guard was on."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is on this machine's loopback."""
+    host = host.strip("[]").lower()
+    if host in _LOOPBACK_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Guard:
+    def __init__(self) -> None:
+        self.active = False
+        self.test_id = ""
+        self.hint = ""
+        self._installed = False
+        self._originals: list[tuple[Any, str, Any]] = []
+        self._lock = threading.Lock()
+
+    def message(self, target: str) -> str:
+        where = f" in {self.test_id}" if self.test_id else ""
+        return (
+            f"pytest-opdecide blocked a real call to {target}{where}: tests run offline by "
+            "default.\n"
+            "  - script the model with the `runtime` / `decision_provider` fixtures, or\n"
+            "  - record it once: mark the test @pytest.mark.opdecide(cassette=True) and run "
+            "pytest --opdecide-record=once, or\n"
+            "  - run it against the live model: --opdecide-live, or\n"
+            "  - allow it for this test: @pytest.mark.opdecide(guard=False) "
+            "(or --opdecide-guard=off for the run)." + (f"\n{self.hint}" if self.hint else "")
+        )
+
+    def check_url(self, url: Any) -> None:
+        if not self.active:
+            return
+        host = getattr(url, "host", "") or ""
+        if not is_loopback(str(host)):
+            raise RealCallBlocked(self.message(f"{url}"))
+
+    def check_address(self, family: int, address: Any) -> None:
+        if not self.active or family not in (socket.AF_INET, socket.AF_INET6):
+            return
+        host = address[0] if isinstance(address, tuple) and address else str(address)
+        if not is_loopback(str(host)):
+            port = address[1] if isinstance(address, tuple) and len(address) > 1 else "?"
+            raise RealCallBlocked(self.message(f"{host}:{port}"))
+
+    def install(self) -> None:
+        """Patch httpx's real transports and ``socket.connect`` (once; idempotent)."""
+        with self._lock:
+            if self._installed:
+                return
+            self._installed = True
+        guard = self
+
+        def patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+            original = getattr(owner, name)
+            self._originals.append((owner, name, original))
+            setattr(owner, name, make(original))
+
+        def sock_connect(original: Any) -> Any:
+            def connect(sock: socket.socket, address: Any) -> Any:
+                guard.check_address(sock.family, address)
+                return original(sock, address)
+
+            return connect
+
+        patch(socket.socket, "connect", sock_connect)
+        patch(socket.socket, "connect_ex", sock_connect)
+        try:
+            import httpx
+        except ImportError:  # pragma: no cover - httpx is a dependency
+            return
+
+        def sync_send(original: Any) -> Any:
+            def handle_request(transport: Any, request: Any) -> Any:
+                guard.check_url(request.url)
+                return original(transport, request)
+
+            return handle_request
+
+        def async_send(original: Any) -> Any:
+            async def handle_async_request(transport: Any, request: Any) -> Any:
+                guard.check_url(request.url)
+                return await original(transport, request)
+
+            return handle_async_request
+
+        patch(httpx.HTTPTransport, "handle_request", sync_send)
+        patch(httpx.AsyncHTTPTransport, "handle_async_request", async_send)
+
+    def uninstall(self) -> None:
+        """Undo :meth:`install`."""
+        with self._lock:
+            for owner, name, original in reversed(self._originals):
+                setattr(owner, name, original)
+            self._originals.clear()
+            self._installed = False
+            self.active = False
+
+
+guard = _Guard()
+"""The process-wide guard (one per process: pytest-xdist workers each have their own)."""
