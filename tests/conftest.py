@@ -1,0 +1,3 @@
+"""Shared configuration of the test suite."""
+
+pytest_plugins = ["pytester"]
