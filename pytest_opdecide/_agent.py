@@ -23,12 +23,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 _METHOD_OPTION_KEYS = frozenset({"tool"})
 
 
+def _bound_runtime(agent: Agent) -> Runtime | None:
+    configured = agent.runtime
+    return configured if configured is not None else current_runtime()
+
+
 def _bind_method(fn: F) -> F:
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def async_bound(self: Agent, *args: Any, **kwargs: Any) -> Any:
-            with bind_agent(self, self.runtime or current_runtime()):
+            with bind_agent(self, _bound_runtime(self)):
                 return await fn(self, *args, **kwargs)
 
         async_bound.__opdecide_bound__ = True  # type: ignore[attr-defined]
@@ -36,7 +41,7 @@ def _bind_method(fn: F) -> F:
 
     @functools.wraps(fn)
     def bound(self: Agent, *args: Any, **kwargs: Any) -> Any:
-        with bind_agent(self, self.runtime or current_runtime()):
+        with bind_agent(self, _bound_runtime(self)):
             return fn(self, *args, **kwargs)
 
     bound.__opdecide_bound__ = True  # type: ignore[attr-defined]
@@ -74,7 +79,8 @@ class Agent:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name, value in list(vars(cls).items()):
-            if name.startswith("_") or not inspect.isfunction(value):
+            public = not name.startswith("_") or name == "__call__"
+            if not public or not inspect.isfunction(value):
                 continue
             if getattr(value, "__opdecide_bound__", False):
                 continue

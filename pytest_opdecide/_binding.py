@@ -29,7 +29,7 @@ NO_RUNTIME_MESSAGE = (
 
 _runtime: ContextVar[Runtime | None] = ContextVar("opdecide_runtime", default=None)
 _agent: ContextVar[Any] = ContextVar("opdecide_agent", default=None)
-_parent: ContextVar[int | None] = ContextVar("opdecide_parent_call", default=None)
+_parent: ContextVar[tuple[Any, int] | None] = ContextVar("opdecide_parent_call", default=None)
 
 
 def current_runtime() -> Runtime | None:
@@ -42,9 +42,16 @@ def current_agent() -> Any:
     return _agent.get()
 
 
-def current_parent() -> int | None:
-    """The id of the model call whose tool is running, if any (links nested calls in the trace)."""
-    return _parent.get()
+def current_parent(trace: Any) -> int | None:
+    """The id of the call, in ``trace``, whose tool or option function is running, if any.
+
+    Links nested calls in the trace. A call made by another runtime is not a parent here:
+    ids are only meaningful within one trace.
+    """
+    found = _parent.get()
+    if found is None or found[0] is not trace:
+        return None
+    return found[1]
 
 
 @contextlib.contextmanager
@@ -76,9 +83,9 @@ def bind_agent(agent: Any, runtime: Runtime | None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def parent_call(call_id: int | None) -> Iterator[None]:
-    """Mark model calls made in the enclosed code as children of ``call_id``."""
-    token = _parent.set(call_id)
+def parent_call(trace: Any, call_id: int | None) -> Iterator[None]:
+    """Mark model calls made in the enclosed code (in ``trace``) as children of ``call_id``."""
+    token = _parent.set(None if call_id is None or trace is None else (trace, call_id))
     try:
         yield
     finally:

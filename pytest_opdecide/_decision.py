@@ -15,7 +15,7 @@ from pytest_opdecide._errors import DecisionError, reply_text
 from pytest_opdecide._extract import extract_action
 from pytest_opdecide._messages import Message, ModelRequest
 from pytest_opdecide._options import Menu, Option
-from pytest_opdecide._schema import FieldSpec, ParseFailure
+from pytest_opdecide._schema import FieldSpec, ParseFailure, safe_repr
 from pytest_opdecide._steps import InvokeStep, ModelStep, Procedure
 
 __all__ = [
@@ -184,11 +184,12 @@ def parse_once(
     if action is None:
         raise ParseFailure("no_action", NO_ACTION)
     name, args = _split_action(action)
-    opt = menu.by_name.get(name) if isinstance(name, str) else None
+    # An exact str: subclasses may hash or compare in surprising ways.
+    opt = menu.by_name.get(name) if type(name) is str else None
     if opt is None:
         raise ParseFailure(
             "unknown_call",
-            f"Picked {name!r}, which is not an available option. "
+            f"Picked {safe_repr(name)}, which is not an available option. "
             f"Valid options: {list(menu.names)!r}",
         )
     if args is None:

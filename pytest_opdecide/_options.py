@@ -7,6 +7,7 @@ notation) and the rendered menu text (by the options' structure).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
@@ -146,6 +147,13 @@ def _resolve_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, 
             try:
                 ann = eval(ann, dict(globalns))
             except Exception:
+                if "FromContext" in ann or "Runtime" in ann:
+                    # Guessing would hand a hidden parameter to the model: refuse instead.
+                    raise TypeError(
+                        f"Cannot resolve the annotation {ann!r} of parameter {name!r} of "
+                        f"{getattr(target, '__qualname__', target)!r}: import the names it uses "
+                        "at module level, so that hidden parameters stay hidden"
+                    ) from None
                 hints[name] = ann
                 continue
         hints[name] = ann
@@ -203,7 +211,8 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"Cannot read the signature of option function {fn!r}: {exc}") from None
     hints = _resolve_hints(fn, sig)
-    doc = inspect.getdoc(fn)
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    doc = inspect.getdoc(target)
     doc_args = _doc_arg_descriptions(doc)
     fields: list[FieldSpec] = []
     hidden: list[FieldSpec] = []
@@ -277,7 +286,8 @@ def _freeze(notation: Any) -> Any:
     if isinstance(notation, list | tuple):
         return ("[" if isinstance(notation, list) else "(", tuple(_freeze(v) for v in notation))
     hash(notation)  # unhashable leaves (sets, objects) make the schema uncacheable
-    return notation
+    # The type is part of the key: 1 == 1.0 == True, but they render differently.
+    return (type(notation), notation)
 
 
 def _schema_fields(name: str, schema: Any) -> tuple[FieldSpec, ...]:
@@ -489,7 +499,7 @@ def render_menu(options: list[Option] | tuple[Option, ...]) -> str:
     for opt in options:
         lines = [f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"]
         if opt.description:
-            lines.append(f"    {opt.description}")
+            lines.append("    " + opt.description.strip("\n").replace("\n", "\n    "))
         lines.extend(_field_line(f) for f in opt.fields)
         call: dict[str, Any] = {"call": opt.name}
         if opt.fields:

@@ -56,7 +56,7 @@ def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
                 assert runtime is not None
                 sent = runtime._call(step)
             else:
-                with parent_call(step.parent):
+                with parent_call(runtime and runtime.trace, step.parent):
                     sent = step.function(*step.args, **step.kwargs)
                 if inspect.isawaitable(sent):
                     if inspect.iscoroutine(sent):
@@ -82,7 +82,7 @@ async def drive_async(procedure: Procedure[Any], runtime: Runtime | None) -> Any
                 assert runtime is not None
                 sent = await runtime._call_async(step)
             else:
-                with parent_call(step.parent):
+                with parent_call(runtime and runtime.trace, step.parent):
                     sent = step.function(*step.args, **step.kwargs)
                     if inspect.isawaitable(sent):
                         sent = await sent
@@ -342,9 +342,9 @@ class Runtime:
     ) -> Procedure[Any]:
         specs = tuple(spec for spec, _ in offered.values())
         messages: list[Message] = [Message("user", blocks)]
-        parent = current_parent()
+        parent = current_parent(self.trace)
         kind: Any = "turn"
-        for _ in range(max_iterations):
+        for iteration in range(1, max_iterations + 1):
             request = ModelRequest(
                 kind,
                 tuple(messages),
@@ -361,19 +361,20 @@ class Runtime:
             assert reply is not None
             if not reply.tool_calls:
                 break
+            if iteration == max_iterations:
+                # The model still wants tools, but no call is left to read their results.
+                raise ToolLoopError(
+                    f"the model still asked for tools after max_iterations={max_iterations} "
+                    "model calls; raise max_iterations, or check what the tools return"
+                )
             said = (text_block(reply.text),) if isinstance(reply.text, str) and reply.text else ()
             messages.append(Message("assistant", said, tool_calls=tuple(reply.tool_calls)))
             for call in reply.tool_calls:
-                result = yield from self._run_tool(call, offered, record.id)
+                result = yield from self._run_tool(call, offered, record.id, context)
                 messages.append(
                     Message("tool", (text_block(result),), tool_call_id=call.id, name=call.name)
                 )
             parent, kind = record.id, "tool_round"
-        else:
-            raise ToolLoopError(
-                f"the model still asked for tools after max_iterations={max_iterations} model "
-                "calls; raise max_iterations, or check what the tools return"
-            )
         if menu is not None:
             return (
                 yield from resolve_procedure(
@@ -397,7 +398,12 @@ class Runtime:
         self, tools: Iterable[Callable[..., Any] | ToolSpec] | None, toolset: str | None
     ) -> dict[str, tuple[ToolSpec, Option]]:
         chosen: list[Callable[..., Any] | ToolSpec] = []
-        if toolset == "none" or (toolset is None and tools is not None):
+        if toolset == "none":
+            if tools:
+                raise ValueError(
+                    "toolset='none' offers no tools, but tools=[...] were given: drop one of them"
+                )
+        elif toolset is None and tools is not None:
             pass
         elif toolset is None or toolset == "default":
             chosen.extend(self.toolsets.get("default", ()))
@@ -409,7 +415,7 @@ class Runtime:
         else:
             names = sorted({"none", "default", *self.toolsets})
             raise ValueError(f"Unknown toolset {toolset!r}; registered toolsets: {names}")
-        if tools is not None and toolset != "none":
+        if tools is not None:
             if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
                 raise TypeError(f"tools must be a list of functions, got {type(tools).__name__}")
             chosen.extend(tools)
@@ -422,7 +428,11 @@ class Runtime:
         return offered
 
     def _run_tool(
-        self, call: ToolCall, offered: dict[str, tuple[ToolSpec, Option]], parent: int
+        self,
+        call: ToolCall,
+        offered: dict[str, tuple[ToolSpec, Option]],
+        parent: int,
+        context: Mapping[str, Any] | None,
     ) -> Procedure[str]:
         """Run one tool call; model mistakes are reported back to the model as the result."""
         entry = offered.get(call.name) if isinstance(call.name, str) else None
@@ -441,7 +451,7 @@ class Runtime:
             kind = type(args).__name__
             return f"Error: the arguments of {call.name!r} must be an object, got {kind}"
         try:
-            kwargs = function_kwargs(option, args, None, self, label="Tool")
+            kwargs = function_kwargs(option, args, context, self, label="Tool")
         except ParseFailure as failure:
             return f"Error: {failure.message}"
         from pytest_opdecide._decision import call_args

@@ -12,6 +12,7 @@ import dataclasses
 import enum
 import inspect
 import json
+import threading
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +64,11 @@ class Param:
     description: str | None = None
     options: Sequence[Any] | None = None
 
+    def __post_init__(self) -> None:
+        # Annotated hashes its metadata: keep Param hashable whatever sequence was given.
+        if self.options is not None:
+            object.__setattr__(self, "options", tuple(self.options))
+
 
 @dataclass(frozen=True)
 class FromContext:
@@ -84,13 +90,22 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
+def safe_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)``, shortened, and never raising (huge ints, hostile ``__repr__``)."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{_type_name(value)} object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _got(value: object) -> str:
-    """How a wrong value is described in messages: ``str ('3')``, ``bool``, ``list``."""
-    if isinstance(value, str):
+    """How a wrong scalar is described: ``str ('3')``, ``int (3)``, else the type name."""
+    if type(value) is str:
         shown = value if len(value) <= 40 else value[:40] + "..."
         return f"str ({shown!r})"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{_type_name(value)} ({value!r})"
+    if type(value) in (int, float):
+        return f"{_type_name(value)} ({safe_repr(value)})"
     return _type_name(value)
 
 
@@ -160,10 +175,12 @@ class ScalarSpec(TypeSpec):
         elif isinstance(value, t):
             return value
         if t is list:
-            raise ParseFailure("type_mismatch", f"Field '{path}' must be a list, got {_got(value)}")
+            raise ParseFailure(
+                "type_mismatch", f"Field '{path}' must be a list, got {_type_name(value)}"
+            )
         if t is dict:
             raise ParseFailure(
-                "type_mismatch", f"Field '{path}' must be an object, got {_got(value)}"
+                "type_mismatch", f"Field '{path}' must be an object, got {_type_name(value)}"
             )
         raise ParseFailure(
             "type_mismatch", f"Field '{path}' must be {t.__name__}, got {_got(value)}"
@@ -200,7 +217,9 @@ class ListSpec(TypeSpec):
 
     def validate(self, value: Any, path: str) -> Any:
         if not isinstance(value, list):
-            raise ParseFailure("type_mismatch", f"Field '{path}' must be a list, got {_got(value)}")
+            raise ParseFailure(
+                "type_mismatch", f"Field '{path}' must be a list, got {_type_name(value)}"
+            )
         item = self.item
         return [item.validate(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
@@ -222,7 +241,7 @@ class DictSpec(TypeSpec):
     def validate(self, value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise ParseFailure(
-                "type_mismatch", f"Field '{path}' must be an object, got {_got(value)}"
+                "type_mismatch", f"Field '{path}' must be an object, got {_type_name(value)}"
             )
         spec = self.value
         return {k: spec.validate(v, f"{path}.{k}") for k, v in value.items()}
@@ -250,7 +269,7 @@ class ObjectSpec(TypeSpec):
     def validate(self, value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise ParseFailure(
-                "type_mismatch", f"Field '{path}' must be an object, got {_got(value)}"
+                "type_mismatch", f"Field '{path}' must be an object, got {_type_name(value)}"
             )
         out: dict[str, Any] = {}
         for f in self.fields:
@@ -284,18 +303,22 @@ class ModelSpec(TypeSpec):
     def validate(self, value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise ParseFailure(
-                "type_mismatch", f"Field '{path}' must be an object, got {_got(value)}"
+                "type_mismatch", f"Field '{path}' must be an object, got {_type_name(value)}"
             )
         try:
             return self.model.model_validate(value)
         except pydantic.ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join([path, *(str(p) for p in first["loc"])])
+            where = path
+            for part in first["loc"][:-1]:
+                where += f"[{part}]" if isinstance(part, int) else f".{part}"
+            leaf = first["loc"][-1] if first["loc"] else ""
             if first["type"] == "missing":
-                parent, _, leaf = where.rpartition(".")
                 raise ParseFailure(
-                    "missing_required", f"Field '{parent}' is missing nested field '{leaf}'"
+                    "missing_required", f"Field '{where}' is missing nested field '{leaf}'"
                 ) from None
+            if first["loc"]:
+                where += f"[{leaf}]" if isinstance(leaf, int) else f".{leaf}"
             raise ParseFailure(
                 "type_mismatch", f"Field '{where}' is invalid: {first['msg']}"
             ) from None
@@ -310,6 +333,10 @@ class UnionSpec(TypeSpec):
     def __init__(self, members: tuple[TypeSpec, ...]) -> None:
         self.members = members
         self.label = " | ".join(m.label for m in members)
+        valued = [m for m in members if not isinstance(m, NoneSpec)]
+        if valued and all(m.choices is not None for m in valued):
+            # Optional[Literal[...]] / Optional[Enum]: the menu lists the allowed values.
+            self.choices = tuple(v for m in valued for v in (m.choices or ()))
 
     def placeholder(self) -> Any:
         for m in self.members:
@@ -337,7 +364,12 @@ class UnionSpec(TypeSpec):
 
 
 def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b
+    """Equal and of the same kind: ``True`` is not ``1``, but ``1`` is ``1.0``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
 
 
 class ChoiceSpec(TypeSpec):
@@ -357,13 +389,15 @@ class ChoiceSpec(TypeSpec):
     def validate(self, value: Any, path: str) -> Any:
         value = self.base.validate(value, path)
         for allowed in self.choices or ():
-            if _same(allowed, value) or (
-                isinstance(allowed, float) and isinstance(value, float) and allowed == value
-            ):
-                return self.convert(value) if self.convert is not None else value
+            try:
+                same = _same(allowed, value)
+            except Exception:
+                same = False
+            if same:
+                return self.convert(allowed) if self.convert is not None else value
         raise ParseFailure(
             "enum_violation",
-            f"Field '{path}' must be one of {list(self.choices or ())!r}, got {value!r}",
+            f"Field '{path}' must be one of {list(self.choices or ())!r}, got {safe_repr(value)}",
         )
 
     def json_schema(self) -> dict[str, Any]:
@@ -437,12 +471,12 @@ def spec_from_annotation(tp: Any, depth: int = 0) -> TypeSpec:
         return UnknownSpec(tp)
     if isinstance(tp, typing.ForwardRef):
         return UnknownSpec(tp.__forward_arg__)
-    if tp in _SCALAR_PLACEHOLDERS:
-        return ScalarSpec(tp)
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if origin is typing.Annotated:
+    if origin is typing.Annotated or origin in (typing.Required, typing.NotRequired):
         return spec_from_annotation(args[0], depth + 1)
+    if isinstance(tp, type) and tp in _SCALAR_PLACEHOLDERS:
+        return ScalarSpec(tp)
     if origin is Union or origin is types.UnionType:
         return UnionSpec(tuple(spec_from_annotation(a, depth + 1) for a in args))
     if origin is Literal:
@@ -468,8 +502,10 @@ def spec_from_annotation(tp: Any, depth: int = 0) -> TypeSpec:
             )
             return ModelSpec(tp, shape)
         if _is_typeddict(tp):
-            required = set(getattr(tp, "__required_keys__", set()))
-            return _object_from_hints(tp, _hints(tp), required, depth, build=None)
+            hints = _hints(tp)
+            total = bool(getattr(tp, "__total__", True))
+            required = {name for name, hint in hints.items() if _typeddict_required(hint, total)}
+            return _object_from_hints(tp, hints, required, depth, build=None)
         if dataclasses.is_dataclass(tp):
             required = {
                 f.name
@@ -485,8 +521,26 @@ def spec_from_annotation(tp: Any, depth: int = 0) -> TypeSpec:
     return UnknownSpec(getattr(tp, "__name__", repr(tp)))
 
 
+def _typeddict_required(hint: Any, total: bool) -> bool:
+    """Whether a TypedDict key is required, from its resolved hint (not ``__required_keys__``,
+    which Python 3.11 gets wrong under ``from __future__ import annotations``)."""
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is typing.Required:
+            return True
+        if origin is typing.NotRequired:
+            return False
+        if origin is typing.Annotated:
+            hint = typing.get_args(hint)[0]
+            continue
+        return total
+
+
 def _enum_spec(cls: type[enum.Enum], values: tuple[Any, ...]) -> ChoiceSpec:
     return ChoiceSpec(_literal_base(values) if values else UnknownSpec(cls.__name__), values, cls)
+
+
+_local = threading.local()
 
 
 def _object_from_hints(
@@ -495,6 +549,27 @@ def _object_from_hints(
     required: set[str],
     depth: int,
     build: Callable[..., Any] | None = None,
+) -> ObjectSpec:
+    """The object spec of a TypedDict, dataclass or pydantic model (recursion-safe)."""
+    expanding: set[Any] = _local.__dict__.setdefault("expanding", set())
+    if owner in expanding:
+        # A recursive type: inside itself it is rendered by name and taken as a plain object.
+        opaque = ScalarSpec(dict)
+        opaque.label = owner.__name__
+        return opaque  # type: ignore[return-value]
+    expanding.add(owner)
+    try:
+        return _object_fields(owner, hints, required, depth, build)
+    finally:
+        expanding.discard(owner)
+
+
+def _object_fields(
+    owner: type,
+    hints: Mapping[str, Any],
+    required: set[str],
+    depth: int,
+    build: Callable[..., Any] | None,
 ) -> ObjectSpec:
     fields = []
     for name, hint in hints.items():
@@ -562,6 +637,8 @@ def _meta_field(name: str, meta: dict[str, Any], depth: int) -> FieldSpec:
         spec = ListSpec(field_from_notation(name, meta["items"], depth + 1).type)
     elif "type" in meta:
         spec = field_from_notation(name, meta["type"], depth + 1).type
+    elif isinstance(meta.get("options"), list | tuple) and meta["options"]:
+        spec = _literal_base(tuple(meta["options"]))
     else:
         spec = ScalarSpec(str)
     if "options" in meta:

@@ -88,7 +88,7 @@ def _make(
         context=context,
         max_retries=max_retries,
         runtime=chosen,
-        parent=current_parent(),
+        parent=current_parent(chosen.trace),
     )
     return procedure, chosen
 
@@ -163,7 +163,7 @@ def _parse(
         context=context,
         max_retries=max_retries,
         runtime=chosen,
-        parent=current_parent(),
+        parent=None if chosen is None else current_parent(chosen.trace),
     )
     return procedure, chosen
 
