@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_opdecide._binding import NO_RUNTIME_MESSAGE
 from pytest_opdecide._errors import DecisionError, reply_text
-from pytest_opdecide._extract import extract_action
+from pytest_opdecide._extract import CALL_KEYS, extract_action
 from pytest_opdecide._messages import Message, ModelRequest
 from pytest_opdecide._options import Menu, Option
 from pytest_opdecide._schema import FieldSpec, ParseFailure, safe_repr
@@ -39,8 +39,6 @@ DECISION_FINISH_INSTRUCTION = (
 )
 """Appended (with the menu) by ``Runtime.exec(choices=...)``; never by ``decision.make``."""
 
-CALL_KEYS = ("call", "action", "function", "tool")
-"""Keys naming the picked option, in order of precedence."""
 
 NO_ACTION = "Reply contained no parseable JSON with a 'call' field."
 
