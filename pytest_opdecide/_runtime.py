@@ -357,8 +357,8 @@ class Runtime:
                 menu,
             )
             record: CallRecord = yield ModelStep(request, parent)
-            reply = record.reply
-            assert reply is not None
+            assert record.reply is not None
+            reply: ModelReply = record.reply
             if not reply.tool_calls:
                 break
             if iteration == max_iterations:

@@ -1,0 +1,229 @@
+"""OpenAICompatibleRuntime against the real local model (opt-in).
+
+Runs only when ``OPDECIDE_LIVE_URL`` names the server's base URL, or with ``--opdecide-live``
+(the plugin skips ``opdecide_live`` tests otherwise)::
+
+    scripts/local-model start
+    OPDECIDE_LIVE_URL=$(scripts/local-model url) pytest tests/runtimes -m opdecide_live
+
+The model is SmolLM2-135M: these tests check the shape of what comes back and the invariants
+of the protocol, never that an answer is right.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_opdecide import DecisionError, Message, ModelRequest, ToolLoopError, decision, tool_spec
+from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+pytestmark = pytest.mark.opdecide_live
+
+PLAIN = "smollm2-135m-instruct"
+TOOLS = "smollm2-135m-instruct-tools"
+OPTIONS = {
+    "search": ("SEARCH", "Look the answer up first."),
+    "answer": ("ANSWER", "Answer now."),
+}
+
+
+def get_weather(city: str) -> str:
+    """Get the current weather of a city."""
+    return f"Sunny and 21 C in {city}."
+
+
+@pytest.fixture
+def live_url(opdecide_settings: Any) -> str:
+    """The server's base URL, e.g. ``http://127.0.0.1:8765/v1``.
+
+    The plugin's ``base_url`` setting: ``--opdecide-base-url``, else ``$OPDECIDE_LIVE_URL``,
+    else the local model server's default URL.
+    """
+    url = opdecide_settings.base_url
+    assert isinstance(url, str), "no base URL: set OPDECIDE_LIVE_URL or --opdecide-base-url"
+    return url
+
+
+@pytest.fixture
+def runtime(live_url: str) -> Iterator[OpenAICompatibleRuntime]:
+    """A runtime on the plain alias with short replies."""
+    with OpenAICompatibleRuntime(
+        live_url, model=PLAIN, timeout_s=120, extra_body={"max_tokens": 48}
+    ) as live:
+        yield live
+
+
+def _request(text: str, **kwargs: Any) -> ModelRequest:
+    return ModelRequest(
+        "turn",
+        (Message("user", ({"type": "text", "text": text},)),),
+        **kwargs,
+    )
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def test_plain_reply(runtime: OpenAICompatibleRuntime) -> None:
+    text = runtime.exec("Say hello in one short sentence.")
+    assert isinstance(text, str)
+    assert text.strip()
+    reply = runtime.trace.calls[-1].reply
+    assert reply is not None
+    assert reply.usage.prompt_tokens > 0
+    assert reply.usage.completion_tokens > 0
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+    assert isinstance(reply.model, str)
+    assert reply.raw["choices"][0]["message"]["role"] == "assistant"
+
+
+async def test_plain_reply_async(live_url: str) -> None:
+    async with OpenAICompatibleRuntime(
+        live_url, model=PLAIN, timeout_s=120, extra_body={"max_tokens": 32}
+    ) as live:
+        text = await live.exec_async("Name one colour.")
+    assert isinstance(text, str)
+    assert text.strip()
+
+
+def test_replies_are_repeatable_at_temperature_zero(runtime: OpenAICompatibleRuntime) -> None:
+    first = runtime.exec("Count from one to five.")
+    second = runtime.exec("Count from one to five.")
+    assert first == second
+
+
+def test_decision_make_returns_an_option_or_decision_error(
+    runtime: OpenAICompatibleRuntime,
+) -> None:
+    prompt = (
+        "You must decide whether to search before answering the question 'What is 2 + 2?'. "
+        "Reply with JSON only."
+    )
+    outcome: object
+    try:
+        outcome = decision.make(prompt, OPTIONS, runtime=runtime)
+    except DecisionError as error:
+        outcome = error
+    if isinstance(outcome, DecisionError):
+        assert outcome.attempts == 2
+        assert outcome.kind in {
+            "no_action",
+            "unknown_call",
+            "bad_args",
+            "missing_required",
+            "type_mismatch",
+            "enum_violation",
+        }
+    else:
+        assert outcome in {"SEARCH", "ANSWER"}
+    calls = runtime.trace.calls
+    assert [record.kind for record in calls] in (["turn"], ["turn", "repick"])
+    for record in calls:
+        assert record.tools == []  # A pure decision never offers tools.
+        assert record.options == ["search", "answer"]
+        assert record.error is None
+
+
+def test_a_forced_tool_call(live_url: str) -> None:
+    forced = {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}
+    with OpenAICompatibleRuntime(
+        live_url, model=TOOLS, timeout_s=120, extra_body={"max_tokens": 48, **forced}
+    ) as live:
+        spec, _ = tool_spec(get_weather)
+        reply = live.call_model(_request("What is the weather in Paris?", tools=(spec,)))
+    [call] = reply.tool_calls
+    assert call.name == "get_weather"  # Not the legacy "get_weather:".
+    assert call.id
+    if isinstance(call.arguments, str):
+        # Kept as text only when it is not a JSON object (e.g. cut off by max_tokens).
+        assert not _is_json_object(call.arguments)
+    else:
+        assert set(call.arguments) <= {"city"}
+
+
+def test_a_tool_round_trip_in_auto_mode(live_url: str) -> None:
+    seen: list[str] = []
+
+    def weather(city: str) -> str:
+        """Get the current weather of a city."""
+        seen.append(city)
+        return f"Sunny and 21 C in {city}."
+
+    with OpenAICompatibleRuntime(
+        live_url, model=TOOLS, timeout_s=120, extra_body={"max_tokens": 48}
+    ) as live:
+        try:
+            result = live.exec(
+                "What is the weather in Paris? Use the weather tool.",
+                tools=[weather],
+                max_iterations=3,
+            )
+        except ToolLoopError:
+            result = None
+    calls = live.trace.calls
+    assert calls[0].kind == "turn"
+    assert all(record.kind == "tool_round" for record in calls[1:])
+    for before, after in itertools.pairwise(calls):
+        # A tool round follows exactly a reply that asked for tools, and carries their results.
+        assert before.reply is not None
+        assert before.reply.tool_calls
+        assert all(call.name == "weather" for call in before.reply.tool_calls)
+        assert after.request.messages[-1].role == "tool"
+    assert len(seen) == sum(len(r.reply.tool_calls) for r in calls[:-1] if r.reply is not None)
+    if result is not None:
+        assert isinstance(result, str)
+
+
+def test_streamed_reply(live_url: str) -> None:
+    with OpenAICompatibleRuntime(
+        live_url, model=PLAIN, timeout_s=120, stream=True, extra_body={"max_tokens": 32}
+    ) as live:
+        reply = live.call_model(_request("Say hello in one short sentence."))
+        text = live.exec("Say hello in one short sentence.")
+    assert reply.text.strip()
+    assert reply.text == text
+    assert isinstance(reply.raw, list)
+    assert len(reply.raw) >= 2
+    assert all(event["object"] == "chat.completion.chunk" for event in reply.raw)
+
+
+def test_streamed_equals_unstreamed(live_url: str) -> None:
+    prompt = "List three fruits."
+    replies = []
+    for stream in (False, True):
+        with OpenAICompatibleRuntime(
+            live_url, model=PLAIN, timeout_s=120, stream=stream, extra_body={"max_tokens": 32}
+        ) as live:
+            replies.append(live.exec(prompt))
+    assert replies[0] == replies[1]
+
+
+def test_a_streamed_forced_tool_call(live_url: str) -> None:
+    forced = {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}
+    with OpenAICompatibleRuntime(
+        live_url,
+        model=TOOLS,
+        timeout_s=120,
+        stream=True,
+        extra_body={"max_tokens": 48, **forced},
+    ) as live:
+        spec, _ = tool_spec(get_weather)
+        request = _request("What is the weather in Paris?", tools=(spec,))
+        streamed = live.call_model(request)
+    with OpenAICompatibleRuntime(
+        live_url, model=TOOLS, timeout_s=120, extra_body={"max_tokens": 48, **forced}
+    ) as live:
+        whole = live.call_model(request)
+    [call] = streamed.tool_calls
+    assert call.name == "get_weather"
+    # The stream assembles the same arguments as the whole reply carries.
+    assert call.arguments == whole.tool_calls[0].arguments
