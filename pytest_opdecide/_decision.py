@@ -105,9 +105,11 @@ def check_sync_callables(menu: Menu, api: str) -> None:
 
 def _split_action(action: Mapping[str, Any]) -> tuple[Any, Any]:
     """The picked name and the raw arguments of an extracted action object."""
-    key = next(k for k in CALL_KEYS if k in action)
+    for key in CALL_KEYS:
+        if key in action:
+            break
     picked = action[key]
-    if isinstance(picked, Mapping):
+    if type(picked) is dict or (type(picked) is not str and isinstance(picked, Mapping)):
         # OpenAI style: {"function": {"name": ..., "arguments": "<json>"}}
         name = picked.get("name")
         args = picked.get("arguments", picked.get("args"))
@@ -166,12 +168,14 @@ def function_kwargs(
 
 
 def _schema_kwargs(opt: Option, args: Mapping[str, Any]) -> dict[str, Any]:
-    missing = [f.name for f in opt.fields if f.name not in args]
-    if missing:
-        raise ParseFailure(
-            "missing_required", f"Option '{opt.name}' is missing required fields: {missing!r}"
-        )
-    return {f.name: f.type.validate(args[f.name], f.name) for f in opt.fields}
+    fields = opt.fields
+    for f in fields:
+        if f.name not in args:  # every missing field is reported before any type error
+            missing = [f.name for f in fields if f.name not in args]
+            raise ParseFailure(
+                "missing_required", f"Option '{opt.name}' is missing required fields: {missing!r}"
+            )
+    return {f.name: f.type.validate(args[f.name], f.name) for f in fields}
 
 
 def parse_once(
@@ -192,7 +196,7 @@ def parse_once(
         )
     if args is None:
         args = {}
-    elif not isinstance(args, Mapping):
+    elif type(args) is not dict and not isinstance(args, Mapping):
         raise ParseFailure("bad_args", f"args must be an object, got {type(args).__name__}")
     if opt.kind == "function":
         return opt, function_kwargs(opt, args, context, runtime)
@@ -214,36 +218,41 @@ def parse_procedure(
     parent: int | None,
     model: str | None = None,
     timeout_s: float | None = None,
+    failure: ParseFailure | None = None,
 ) -> Procedure[tuple[Option, dict[str, Any], int | None]]:
     """Parse ``reply``; on failure re-pick up to ``max_retries`` times through ``runtime``.
 
     Returns the option, its validated keyword arguments, and the id of the call whose reply was
-    accepted (``parent`` when it was the first reply).
+    accepted (``parent`` when it was the first reply). ``failure``, when given, is what parsing
+    ``reply`` already raised (so the reply is not parsed twice).
     """
     replies = [reply]
     while True:
-        try:
-            opt, kwargs = parse_once(reply, menu, context, runtime)
-        except ParseFailure as failure:
-            if len(replies) > max_retries:
-                raise DecisionError(failure.kind, failure.message, replies, len(replies)) from None
-            if runtime is None:
-                raise RuntimeError(NO_RUNTIME_MESSAGE) from None
-            request = ModelRequest(
-                "repick",
-                (Message("user", (text_block(repick_prompt(reply, failure.message, menu.text)),)),),
-                model=model,
-                timeout_s=timeout_s,
-                menu=menu.text,
-                options=menu.names,
-                choices=menu,
-            )
-            record = yield ModelStep(request, parent)
-            parent = record.id
-            reply = record.reply.text
-            replies.append(reply)
-        else:
-            return opt, kwargs, parent
+        if failure is None:
+            try:
+                opt, kwargs = parse_once(reply, menu, context, runtime)
+            except ParseFailure as exc:
+                failure = exc
+            else:
+                return opt, kwargs, parent
+        if len(replies) > max_retries:
+            raise DecisionError(failure.kind, failure.message, replies, len(replies)) from None
+        if runtime is None:
+            raise RuntimeError(NO_RUNTIME_MESSAGE) from None
+        request = ModelRequest(
+            "repick",
+            (Message("user", (text_block(repick_prompt(reply, failure.message, menu.text)),)),),
+            model=model,
+            timeout_s=timeout_s,
+            menu=menu.text,
+            options=menu.names,
+            choices=menu,
+        )
+        record = yield ModelStep(request, parent)
+        parent = record.id
+        reply = record.reply.text
+        replies.append(reply)
+        failure = None
 
 
 def call_args(opt: Option, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -271,16 +280,22 @@ def resolve_procedure(
     timeout_s: float | None = None,
 ) -> Procedure[Any]:
     """Parse (with re-picks) and resolve into the next step's result."""
-    opt, kwargs, parent = yield from parse_procedure(
-        reply,
-        menu,
-        context=context,
-        max_retries=max_retries,
-        runtime=runtime,
-        parent=parent,
-        model=model,
-        timeout_s=timeout_s,
-    )
+    # The first reply is parsed here directly: a good pick (the common case) then needs no
+    # further generator; only a failure enters the re-pick loop.
+    try:
+        opt, kwargs = parse_once(reply, menu, context, runtime)
+    except ParseFailure as failure:
+        opt, kwargs, parent = yield from parse_procedure(
+            reply,
+            menu,
+            context=context,
+            max_retries=max_retries,
+            runtime=runtime,
+            parent=parent,
+            model=model,
+            timeout_s=timeout_s,
+            failure=failure,
+        )
     if opt.kind == "function":
         assert opt.handler is not None
         args, kw = call_args(opt, kwargs)

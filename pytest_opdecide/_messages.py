@@ -72,7 +72,7 @@ class ToolSpec:
     function: Callable[..., Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Message:
     """One message of a turn's conversation.
 
@@ -98,9 +98,11 @@ class Message:
         )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class ModelRequest:
     """Everything one model call needs; what a :class:`~pytest_opdecide.Runtime` subclass reads.
+
+    Treat it as read-only: the call trace keeps the very object that was sent.
 
     Attributes:
         kind: Why the call is made (``turn``, ``tool_round``, ``repick``).

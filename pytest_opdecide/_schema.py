@@ -8,6 +8,7 @@ give the JSON schema of a native tool, so menus, validation and tools never disa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import inspect
@@ -166,6 +167,8 @@ class ScalarSpec(TypeSpec):
 
     def validate(self, value: Any, path: str) -> Any:
         t = self.pytype
+        if type(value) is t:  # the common case, decided without isinstance chains
+            return float(value) if t is float else value
         if t is float:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return float(value)
@@ -220,8 +223,8 @@ class ListSpec(TypeSpec):
             raise ParseFailure(
                 "type_mismatch", f"Field '{path}' must be a list, got {_type_name(value)}"
             )
-        item = self.item
-        return [item.validate(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        check = self.item.validate
+        return [check(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "array", "items": self.item.json_schema()}
@@ -262,22 +265,24 @@ class ObjectSpec(TypeSpec):
         self.fields = fields
         self.label = label
         self.build = build
+        self._plan = tuple((f.name, f.type, f.required) for f in fields)
 
     def placeholder(self) -> Any:
         return {f.name: f.type.placeholder() for f in self.fields}
 
     def validate(self, value: Any, path: str) -> Any:
-        if not isinstance(value, dict):
+        if type(value) is not dict and not isinstance(value, dict):
             raise ParseFailure(
                 "type_mismatch", f"Field '{path}' must be an object, got {_type_name(value)}"
             )
         out: dict[str, Any] = {}
-        for f in self.fields:
-            if f.name in value:
-                out[f.name] = f.type.validate(value[f.name], f"{path}.{f.name}")
-            elif f.required:
+        prefix = path + "."
+        for name, spec, required in self._plan:
+            if name in value:
+                out[name] = spec.validate(value[name], prefix + name)
+            elif required:
                 raise ParseFailure(
-                    "missing_required", f"Field '{path}' is missing nested field '{f.name}'"
+                    "missing_required", f"Field '{path}' is missing nested field '{name}'"
                 )
         return self.build(**out) if self.build is not None else out
 
@@ -372,6 +377,23 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+_MISSING = object()
+
+
+def _choice_key(value: Any) -> tuple[type, Any]:
+    """A hashable key equal exactly when :func:`_same` holds (1 and 1.0 share one key)."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return (float, value)
+    if kind is bool or kind is str:
+        return (kind, value)
+    if isinstance(value, bool):
+        return (bool, bool(value))
+    if isinstance(value, int | float):
+        return (float, value)
+    return (kind, value)
+
+
 class ChoiceSpec(TypeSpec):
     """Allowed values (``Literal``, ``Enum``, ``Param(options=...)``, meta-spec ``options``)."""
 
@@ -382,19 +404,31 @@ class ChoiceSpec(TypeSpec):
         self.choices = values
         self.label = base.label
         self.convert = convert
+        # (kind, value) -> allowed value: O(1) membership with _same's notion of equality.
+        self._index: dict[Any, Any] = {}
+        for allowed in values:
+            # Unhashable allowed values are found by the slow path in validate().
+            with contextlib.suppress(TypeError):
+                self._index.setdefault(_choice_key(allowed), allowed)
 
     def placeholder(self) -> Any:
         return self.base.placeholder()
 
     def validate(self, value: Any, path: str) -> Any:
         value = self.base.validate(value, path)
-        for allowed in self.choices or ():
-            try:
-                same = _same(allowed, value)
-            except Exception:
-                same = False
-            if same:
-                return self.convert(allowed) if self.convert is not None else value
+        try:
+            allowed = self._index.get(_choice_key(value), _MISSING)
+        except TypeError:  # an unhashable value: compare one by one
+            allowed = _MISSING
+            for candidate in self.choices or ():
+                try:
+                    if _same(candidate, value):
+                        allowed = candidate
+                        break
+                except Exception:
+                    continue
+        if allowed is not _MISSING:
+            return self.convert(allowed) if self.convert is not None else value
         raise ParseFailure(
             "enum_violation",
             f"Field '{path}' must be one of {list(self.choices or ())!r}, got {safe_repr(value)}",

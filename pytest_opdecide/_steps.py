@@ -18,7 +18,7 @@ __all__ = ["InvokeStep", "ModelStep", "Procedure", "Step"]
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelStep:
     """Make one model call; the driver sends back its :class:`~pytest_opdecide.CallRecord`."""
 
@@ -26,7 +26,7 @@ class ModelStep:
     parent: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class InvokeStep:
     """Run a function (awaiting it on the async path); the driver sends back its result.
 

@@ -12,9 +12,9 @@ from pytest_opdecide._messages import CallKind, ContentBlock, ModelReply, ModelR
 __all__ = ["CallRecord", "CallTrace"]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class CallRecord:
-    """One model call.
+    """One model call (read-only by convention; not frozen, to keep recording cheap).
 
     Attributes:
         id: The call's number in its runtime's trace (0, 1, ...).
