@@ -168,7 +168,7 @@ class ScalarSpec(TypeSpec):
     def validate(self, value: Any, path: str) -> Any:
         t = self.pytype
         if type(value) is t:  # the common case, decided without isinstance chains
-            return float(value) if t is float else value
+            return value
         if t is float:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return float(value)
