@@ -1,0 +1,170 @@
+"""Thread state and ``decide()``: answer questions without advancing the conversation.
+
+``decide()`` is available during an execution (``state.execution`` set) and at rest
+(``state.execution is None``). It sends the provider exactly the request it was given: it never
+reads the thread's messages to build context, never adds, changes or removes messages, never
+runs a tool and never starts a turn. Recording an answer in the conversation is a separate,
+explicit call (:meth:`ThreadState.add_message`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableSequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from pydantic import ConfigDict, Field, SkipValidation
+
+from pytest_opdecide.questions._abort import AbortSignal
+from pytest_opdecide.questions._models import DecisionRequest, DecisionResult
+from pytest_opdecide.questions._provider import (
+    DecisionProvider,
+    DecisionProviderFactory,
+    ProviderFactoryConfig,
+    resolve_provider_config,
+)
+from pytest_opdecide.questions._validate import validate_request
+
+ProviderSource: TypeAlias = (
+    DecisionProviderFactory[Any]
+    | Callable[[ProviderFactoryConfig], DecisionProvider]
+    | DecisionProvider
+)
+"""What ``DecideOptions.provider`` accepts: a factory (the spec's form; its config slots are
+resolved by the thread) or, for convenience in tests, a ready provider."""
+
+
+class DecideOptions(DecisionRequest):
+    """A decision request plus the provider that answers it.
+
+    Attributes:
+        provider: The provider factory used for this invocation (a ready provider is accepted
+            too). Not part of the wire JSON.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    provider: SkipValidation[ProviderSource] = Field(exclude=True, repr=False)
+
+
+def _is_provider(source: object) -> bool:
+    return getattr(source, "kind", None) == "decision" and callable(getattr(source, "decide", None))
+
+
+@dataclass(eq=False)
+class ThreadState:
+    """The state of one conversation thread, as far as decisions are concerned.
+
+    Attributes:
+        thread_id: The thread's id.
+        messages: The conversation history. ``decide()`` never touches it.
+        execution: The active execution, or ``None`` when the thread is at rest.
+        tools: Tools available to conversational turns, by name. ``decide()`` never runs them.
+        provider_config: The runtime's provider configuration (credentials, endpoint,
+            transport), inherited by every decision of the thread.
+        provider_overrides: User- or thread-scoped config slot values; a changed destination
+            never receives the inherited credentials.
+        environ: Environment read for config slots (``os.environ`` when ``None``).
+        on_turn: Called when a conversational turn starts. ``decide()`` never calls it.
+    """
+
+    thread_id: str = ""
+    messages: MutableSequence[Any] = field(default_factory=list)
+    execution: object | None = None
+    tools: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    provider_config: ProviderFactoryConfig = field(default_factory=ProviderFactoryConfig)
+    provider_overrides: Mapping[str, object] = field(default_factory=dict)
+    environ: Mapping[str, str] | None = None
+    on_turn: Callable[[ThreadState], object] | None = None
+
+    async def decide(self, options: DecideOptions | Mapping[str, Any]) -> DecisionResult:
+        """Answer the questions of ``options`` with its provider.
+
+        Args:
+            options: A :class:`DecideOptions`, or a mapping with ``provider`` and the request
+                fields (``model``, ``context``, ``questions``, optional ``signal``).
+
+        Returns:
+            The provider's result.
+
+        Raises:
+            TypeError: No provider was given.
+            ProviderError: ``invalid_request`` for a malformed request (before the provider is
+                called), or whatever the provider raises.
+        """
+        source, request = _split_options(options)
+        return await self._provider(source).decide(request)
+
+    def _provider(self, source: ProviderSource) -> DecisionProvider:
+        if _is_provider(source):
+            return source  # type: ignore[return-value]
+        if isinstance(source, DecisionProviderFactory):
+            config = source.resolve(
+                self.provider_config, overrides=self.provider_overrides, environ=self.environ
+            )
+            built: DecisionProvider = source(config)
+            return built
+        if callable(source):
+            slots = getattr(source, "config_slots", None)
+            config = self.provider_config
+            if isinstance(slots, Mapping):
+                config = resolve_provider_config(
+                    slots, config, overrides=self.provider_overrides, environ=self.environ
+                )
+            provider: DecisionProvider = source(config)
+            return provider
+        raise TypeError(
+            f"provider must be a decision provider factory or a decision provider, got {source!r}"
+        )
+
+    def add_message(self, message: Any) -> None:
+        """Append ``message`` to the conversation (the explicit way to record an answer)."""
+        self.messages.append(message)
+
+    def run_tool(self, name: str, /, **arguments: Any) -> Any:
+        """Run tool ``name`` with ``arguments`` (part of conversational turns, not decisions)."""
+        return self.tools[name](**arguments)
+
+    def start_turn(self) -> None:
+        """Start a conversational turn: calls :attr:`on_turn`."""
+        if self.on_turn is not None:
+            self.on_turn(self)
+
+
+def _split_options(
+    options: DecideOptions | Mapping[str, Any],
+) -> tuple[ProviderSource, DecisionRequest]:
+    # An aborted signal rejects at once, before even the request is checked (as providers do).
+    signal = options.get("signal") if isinstance(options, Mapping) else options.signal
+    if isinstance(signal, AbortSignal):
+        signal.throw_if_aborted()
+    if isinstance(options, DecideOptions):
+        request = DecisionRequest.model_construct(
+            _fields_set=options.model_fields_set - {"provider"},
+            model=options.model,
+            context=options.context,
+            questions=options.questions,
+            signal=options.signal,
+        )
+        validate_request(request)
+        return options.provider, request
+    if not isinstance(options, Mapping):
+        raise TypeError(f"decide() takes DecideOptions or a mapping, got {type(options).__name__}")
+    fields = dict(options)
+    source = fields.pop("provider", None)
+    if source is None:
+        raise TypeError("decide() needs a provider: pass provider=<factory or provider>")
+    return source, validate_request(fields)
+
+
+async def decide(state: ThreadState, options: DecideOptions | Mapping[str, Any]) -> DecisionResult:
+    """Answer questions on a thread; the same as ``await state.decide(options)``.
+
+    Args:
+        state: The thread.
+        options: The provider and the request (see :meth:`ThreadState.decide`).
+
+    Returns:
+        The provider's result.
+    """
+    return await state.decide(options)

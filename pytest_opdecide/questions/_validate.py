@@ -1,0 +1,615 @@
+"""The rules every question-decision request and result must follow, checked in one place.
+
+Fakes, the conformance suite and the real providers all call these two functions; nothing else
+re-implements the rules. Each broken rule raises one typed error naming the question, the rule
+(a :class:`~pytest_opdecide.questions.Rule`) and the offending value. The first broken rule is
+reported, checking the request (or result) as a whole first and then the questions in order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from pytest_opdecide.questions._errors import InvalidRequestError, InvalidResultError
+from pytest_opdecide.questions._json import NonJsonValueError, json_copy, json_identical
+from pytest_opdecide.questions._models import (
+    NON_JSON_ERROR,
+    BooleanAnswer,
+    BooleanQuestion,
+    ChoiceAnswer,
+    ChoiceQuestion,
+    DecisionRequest,
+    DecisionResult,
+    ProviderUsage,
+    ScoreAnswer,
+    ScoreQuestion,
+)
+from pytest_opdecide.questions._rules import Rule
+
+DEFAULT_TOLERANCE: Final = 1e-3
+"""How far from 1 a distribution's sum may be (room for provider rounding)."""
+
+_BOUND_SLACK: Final = 1e-9  # floating-point room for sum(i * p_i) at the ends of the scale
+
+_ANSWER_CLASSES: Final = {"choice": ChoiceAnswer, "score": ScoreAnswer, "boolean": BooleanAnswer}
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _format_location(location: Sequence[int | str]) -> str:
+    text = ""
+    for part in location:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the top level"
+
+
+class _DuplicateKeys(dict[str, Any]):
+    """A JSON object that repeated some of its keys (only the last value of each is kept)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]], duplicates: list[str]) -> None:
+        super().__init__(pairs)
+        self.duplicates = duplicates
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    duplicates = []
+    for key, _ in pairs:
+        if key in seen:
+            duplicates.append(key)
+        seen.add(key)
+    return _DuplicateKeys(pairs, duplicates) if duplicates else dict(pairs)
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _find_duplicates(
+    value: object, path: tuple[str | int, ...]
+) -> tuple[tuple[str | int, ...], list[str]] | None:
+    if isinstance(value, _DuplicateKeys):
+        return path, value.duplicates
+    children: list[tuple[str | int, object]] = []
+    if isinstance(value, dict):
+        children = list(value.items())
+    elif isinstance(value, list):
+        children = list(enumerate(value))
+    for key, child in children:
+        found = _find_duplicates(child, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _parse_request_text(text: str | bytes) -> object:
+    try:
+        data = json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
+    except ValueError as error:  # JSONDecodeError and the constants above
+        raise InvalidRequestError(
+            f"the request is not valid JSON: {error}", rule=Rule.REQUEST_SHAPE, value=text[:80]
+        ) from None
+    found = _find_duplicates(data, ())
+    if found is not None:
+        path, keys = found
+        if len(path) == 3 and path[0] == "questions" and path[2] == "options":
+            raise InvalidRequestError(
+                f"option names repeat in the JSON text: {keys}",
+                rule=Rule.CHOICE_DUPLICATE_OPTION_NAMES,
+                question=str(path[1]),
+                value=keys,
+            )
+        raise InvalidRequestError(
+            f"the JSON object at {_format_location(path)} repeats keys {keys}",
+            rule=Rule.REQUEST_SHAPE,
+            value=keys,
+        )
+    return data
+
+
+def _request_shape_error(error: ValidationError) -> InvalidRequestError:
+    problems = error.errors()
+    first = problems[0]
+    location = first["loc"]
+    question = str(location[1]) if len(location) >= 2 and location[0] == "questions" else None
+    rule = Rule.REQUEST_JSON if first["type"] == NON_JSON_ERROR else Rule.REQUEST_SHAPE
+    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+    return InvalidRequestError(
+        f"{_format_location(location)}: {first['msg']}{more}",
+        rule=rule,
+        question=question,
+        value=first.get("input"),
+    )
+
+
+def _check_json(value: object, path: str, question: str | None) -> None:
+    try:
+        json_copy(value, path)
+    except NonJsonValueError as error:
+        raise InvalidRequestError(
+            str(error), rule=Rule.REQUEST_JSON, question=question, value=error.value
+        ) from None
+    if not isinstance(value, str | list | dict):
+        raise InvalidRequestError(
+            f"{path} must be text, a JSON array or a JSON object",
+            rule=Rule.REQUEST_JSON,
+            question=question,
+            value=value,
+        )
+
+
+# ---------------------------------------------------------------- requests
+
+
+def validate_request(
+    request: DecisionRequest | Mapping[str, Any] | str | bytes,
+    *,
+    max_questions: int | None = None,
+    max_options: int | None = None,
+    max_levels: int | None = None,
+) -> DecisionRequest:
+    """Check a decision request against every request rule.
+
+    Providers call this before sending anything, with the limits of what they can represent.
+
+    Args:
+        request: A ``DecisionRequest``, its wire JSON as a mapping (camelCase or snake_case
+            keys), or that JSON as text (repeated keys and ``NaN`` are refused).
+        max_questions: The most questions the caller accepts, or ``None`` for no limit.
+        max_options: The most options per choice question, or ``None`` for no limit.
+        max_levels: The most levels per score question, or ``None`` for no limit.
+
+    Returns:
+        The request as a ``DecisionRequest`` (the same object when one was given).
+
+    Raises:
+        InvalidRequestError: A rule is broken (``ProviderError`` code ``"invalid_request"``).
+            The rules: ``REQUEST_SHAPE``, ``REQUEST_JSON``, ``QUESTIONS_EMPTY``,
+            ``QUESTIONS_TOO_MANY``, ``QUESTION_ID``, ``CHOICE_TOO_FEW_OPTIONS`` (fewer than 2),
+            ``CHOICE_TOO_MANY_OPTIONS``, ``CHOICE_EMPTY_OPTION_NAME``,
+            ``CHOICE_DUPLICATE_OPTION_NAMES``, ``SCORE_TOO_FEW_LEVELS`` (fewer than 2) and
+            ``SCORE_TOO_MANY_LEVELS``.
+
+    Example:
+        >>> validate_request({"model": "m", "context": "", "questions": {}})
+        Traceback (most recent call last):
+        ...
+        pytest_opdecide.questions._errors.InvalidRequestError: request: questions.empty: ...
+    """
+    if isinstance(request, str | bytes):
+        request = _parse_request_text(request)  # type: ignore[assignment]
+    if not isinstance(request, DecisionRequest):
+        if not isinstance(request, Mapping):
+            raise InvalidRequestError(
+                "a request is a DecisionRequest or a mapping of its fields",
+                rule=Rule.REQUEST_SHAPE,
+                value=request,
+            )
+        try:
+            request = DecisionRequest.model_validate(dict(request))
+        except ValidationError as error:
+            raise _request_shape_error(error) from None
+    _check_request(request, max_questions, max_options, max_levels)
+    return request
+
+
+def _check_request(
+    request: DecisionRequest,
+    max_questions: int | None,
+    max_options: int | None,
+    max_levels: int | None,
+) -> None:
+    # The model validated its fields when it was built, but model_construct() and later
+    # mutation bypass that: check the JSON again (cheap next to any provider call).
+    if not isinstance(request.model, str):
+        raise InvalidRequestError(
+            "model must be a string", rule=Rule.REQUEST_SHAPE, value=request.model
+        )
+    _check_json(request.context, "context", None)
+    questions = request.questions
+    if not isinstance(questions, Mapping):
+        raise InvalidRequestError(
+            "questions must map question ids to questions",
+            rule=Rule.REQUEST_SHAPE,
+            value=questions,
+        )
+    if not questions:
+        raise InvalidRequestError(
+            "a decision request needs at least one question",
+            rule=Rule.QUESTIONS_EMPTY,
+            value=questions,
+        )
+    if max_questions is not None and len(questions) > max_questions:
+        raise InvalidRequestError(
+            f"this provider answers at most {max_questions} questions per request, "
+            f"got {len(questions)}",
+            rule=Rule.QUESTIONS_TOO_MANY,
+            value=list(questions),
+        )
+    for question_id, question in questions.items():
+        if not isinstance(question_id, str) or not question_id.strip():
+            raise InvalidRequestError(
+                "question ids must be non-blank strings", rule=Rule.QUESTION_ID, value=question_id
+            )
+        _check_question(question_id, question, max_options, max_levels)
+
+
+def _check_question(
+    question_id: str, question: object, max_options: int | None, max_levels: int | None
+) -> None:
+    if not isinstance(question, ChoiceQuestion | ScoreQuestion | BooleanQuestion):
+        raise InvalidRequestError(
+            "a question is a ChoiceQuestion, ScoreQuestion or BooleanQuestion",
+            rule=Rule.REQUEST_SHAPE,
+            question=question_id,
+            value=question,
+        )
+    _check_json(question.instructions, "instructions", question_id)
+    if isinstance(question, ChoiceQuestion):
+        _check_choice(question_id, question, max_options)
+    elif isinstance(question, ScoreQuestion):
+        _check_score(question_id, question, max_levels)
+    elif question.criteria is not None:
+        for side in ("true", "false"):
+            value = getattr(question.criteria, side)
+            if value is not None:
+                _check_json(value, f"criteria.{side}", question_id)
+
+
+def _check_choice(question_id: str, question: ChoiceQuestion, max_options: int | None) -> None:
+    options = question.options
+    if len(options) < 2:
+        raise InvalidRequestError(
+            f"a choice question needs at least 2 options, got {len(options)}",
+            rule=Rule.CHOICE_TOO_FEW_OPTIONS,
+            question=question_id,
+            value=list(options),
+        )
+    if max_options is not None and len(options) > max_options:
+        raise InvalidRequestError(
+            f"this provider can offer at most {max_options} options, got {len(options)}",
+            rule=Rule.CHOICE_TOO_MANY_OPTIONS,
+            question=question_id,
+            value=list(options),
+        )
+    seen: dict[str, str] = {}
+    for name, description in options.items():
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidRequestError(
+                "option names must not be empty or blank",
+                rule=Rule.CHOICE_EMPTY_OPTION_NAME,
+                question=question_id,
+                value=name,
+            )
+        folded = name.strip().casefold()
+        if folded in seen:
+            raise InvalidRequestError(
+                f"options {seen[folded]!r} and {name!r} have the same name once case and "
+                "surrounding whitespace are ignored",
+                rule=Rule.CHOICE_DUPLICATE_OPTION_NAMES,
+                question=question_id,
+                value=[seen[folded], name],
+            )
+        seen[folded] = name
+        if description is not None:
+            _check_json(description, f"options[{name!r}]", question_id)
+
+
+def _check_score(question_id: str, question: ScoreQuestion, max_levels: int | None) -> None:
+    levels = question.levels
+    if len(levels) < 2:
+        raise InvalidRequestError(
+            f"a score question needs at least 2 levels, got {len(levels)}",
+            rule=Rule.SCORE_TOO_FEW_LEVELS,
+            question=question_id,
+            value=levels,
+        )
+    if max_levels is not None and len(levels) > max_levels:
+        raise InvalidRequestError(
+            f"this provider can offer at most {max_levels} levels, got {len(levels)}",
+            rule=Rule.SCORE_TOO_MANY_LEVELS,
+            question=question_id,
+            value=levels,
+        )
+    for index, level in enumerate(levels):
+        _check_json(level, f"levels[{index}]", question_id)
+
+
+# ---------------------------------------------------------------- results
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _result_shape_error(error: ValidationError) -> InvalidResultError:
+    problems = error.errors()
+    first = problems[0]
+    location = first["loc"]
+    question = str(location[1]) if len(location) >= 2 and location[0] == "answers" else None
+    field = str(location[3]) if len(location) >= 4 else ""
+    value = first.get("input")
+    rule = Rule.RESULT_SHAPE
+    if location and location[0] == "usage":
+        rule = Rule.RESULT_USAGE
+    elif field == "probability" and isinstance(value, bool):
+        rule = Rule.BOOLEAN_PROBABILITY
+    elif field in ("probability", "probabilities", "confidence") and first["type"] in (
+        "finite_number",
+        "float_type",
+    ):
+        rule = Rule.PROBABILITY_RANGE if field != "confidence" else Rule.CONFIDENCE_RANGE
+    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+    return InvalidResultError(
+        f"{_format_location(location)}: {first['msg']}{more}",
+        rule=rule,
+        question=question,
+        value=value,
+    )
+
+
+def validate_result(
+    request: DecisionRequest | Mapping[str, Any] | str | bytes,
+    result: DecisionResult | Mapping[str, Any] | str | bytes,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    score_tolerance: float | None = None,
+) -> DecisionResult:
+    """Check a decision result against every result rule, for the request it answers.
+
+    Args:
+        request: The request that was answered (anything :func:`validate_request` accepts).
+        result: A ``DecisionResult``, its wire JSON as a mapping, or that JSON as text.
+        tolerance: How far from 1 a distribution's sum may be. Probabilities are checked as
+            reported: rounded values are never renormalised here.
+        score_tolerance: How far ``score`` may be from ``sum(i * p_i)``; defaults to
+            ``tolerance * (L - 1)`` for ``L`` levels (the scale's width).
+
+    Returns:
+        The result as a ``DecisionResult`` (the same object when one was given).
+
+    Raises:
+        InvalidRequestError: The request itself breaks a rule.
+        InvalidResultError: The result breaks a rule: ``RESULT_SHAPE``, ``RESULT_MODEL``,
+            ``RESULT_USAGE``, ``ANSWERS_MISSING``, ``ANSWERS_UNEXPECTED``, ``ANSWER_TYPE``,
+            ``CHOICE_SELECTION``, ``CHOICE_PROBABILITY_KEYS``, ``SCORE_PROBABILITY_KEYS``,
+            ``PROBABILITY_RANGE``, ``PROBABILITY_SUM``, ``SCORE_WEIGHTED_MEAN``, ``SCORE_RANGE``,
+            ``SCORE_LEGEND``, ``BOOLEAN_PROBABILITY`` or ``CONFIDENCE_RANGE``.
+    """
+    checked_request = validate_request(request)
+    if isinstance(result, str | bytes):
+        try:
+            result = DecisionResult.model_validate_json(result)
+        except ValidationError as error:
+            raise _result_shape_error(error) from None
+    elif not isinstance(result, DecisionResult):
+        if not isinstance(result, Mapping):
+            raise InvalidResultError(
+                "a result is a DecisionResult or a mapping of its fields",
+                rule=Rule.RESULT_SHAPE,
+                value=result,
+            )
+        try:
+            result = DecisionResult.model_validate(dict(result))
+        except ValidationError as error:
+            raise _result_shape_error(error) from None
+    _check_result(checked_request, result, tolerance, score_tolerance)
+    return result
+
+
+def _check_result(
+    request: DecisionRequest,
+    result: DecisionResult,
+    tolerance: float,
+    score_tolerance: float | None,
+) -> None:
+    if not isinstance(result.model, str) or not result.model.strip():
+        raise InvalidResultError(
+            "the result must name the model that answered",
+            rule=Rule.RESULT_MODEL,
+            value=result.model,
+        )
+    _check_usage(result.usage)
+    answers = result.answers
+    if not isinstance(answers, Mapping):
+        raise InvalidResultError(
+            "answers must map question ids to answers", rule=Rule.RESULT_SHAPE, value=answers
+        )
+    missing = [question_id for question_id in request.questions if question_id not in answers]
+    if missing:
+        raise InvalidResultError(
+            f"every question needs an answer; missing: {missing}",
+            rule=Rule.ANSWERS_MISSING,
+            question=missing[0],
+            value=list(answers),
+        )
+    unexpected = [question_id for question_id in answers if question_id not in request.questions]
+    if unexpected:
+        raise InvalidResultError(
+            f"answers were given to questions that were not asked: {unexpected}",
+            rule=Rule.ANSWERS_UNEXPECTED,
+            question=unexpected[0],
+            value=unexpected,
+        )
+    for question_id, question in request.questions.items():
+        answer = answers[question_id]
+        expected = _ANSWER_CLASSES[question.type]
+        if not isinstance(answer, expected):
+            raise InvalidResultError(
+                f"a {question.type} question needs a {question.type} answer",
+                rule=Rule.ANSWER_TYPE,
+                question=question_id,
+                value=getattr(answer, "type", answer),
+            )
+        if isinstance(question, ChoiceQuestion) and isinstance(answer, ChoiceAnswer):
+            _check_choice_answer(question_id, question, answer, tolerance)
+        elif isinstance(question, ScoreQuestion) and isinstance(answer, ScoreAnswer):
+            _check_score_answer(question_id, question, answer, tolerance, score_tolerance)
+        elif isinstance(answer, BooleanAnswer):
+            _check_boolean_answer(question_id, answer)
+
+
+def _check_usage(usage: object) -> None:
+    if not isinstance(usage, ProviderUsage):
+        raise InvalidResultError(
+            "usage must be a ProviderUsage", rule=Rule.RESULT_USAGE, value=usage
+        )
+    for name in (
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "reasoning_tokens",
+        "cached_tokens",
+    ):
+        count = getattr(usage, name)
+        optional = name in ("reasoning_tokens", "cached_tokens")
+        if optional and count is None:
+            continue
+        if type(count) is not int or count < 0:
+            raise InvalidResultError(
+                f"usage.{name} must be an integer >= 0", rule=Rule.RESULT_USAGE, value=count
+            )
+
+
+def _check_distribution(
+    question_id: str,
+    probabilities: object,
+    expected_keys: list[str],
+    keys_rule: Rule,
+    tolerance: float,
+) -> dict[str, float]:
+    if not isinstance(probabilities, Mapping):
+        raise InvalidResultError(
+            "probabilities must map outcomes to numbers",
+            rule=keys_rule,
+            question=question_id,
+            value=probabilities,
+        )
+    missing = [key for key in expected_keys if key not in probabilities]
+    extra = [key for key in probabilities if key not in expected_keys]
+    if missing or extra:
+        raise InvalidResultError(
+            f"probabilities must have exactly the keys {expected_keys}; "
+            f"missing {missing}, unexpected {extra}",
+            rule=keys_rule,
+            question=question_id,
+            value=list(probabilities),
+        )
+    for key, probability in probabilities.items():
+        if not _is_number(probability) or not 0.0 <= probability <= 1.0:
+            raise InvalidResultError(
+                f"the probability of {key!r} must be a finite number in [0, 1]",
+                rule=Rule.PROBABILITY_RANGE,
+                question=question_id,
+                value=probability,
+            )
+    total = math.fsum(probabilities.values())
+    if abs(total - 1.0) > tolerance:
+        raise InvalidResultError(
+            f"probabilities must sum to 1 within {tolerance:g}; they sum to {total!r}",
+            rule=Rule.PROBABILITY_SUM,
+            question=question_id,
+            value=dict(probabilities),
+        )
+    return dict(probabilities)
+
+
+def _check_confidence(question_id: str, confidence: object) -> None:
+    if confidence is None:
+        return
+    if not _is_number(confidence) or not 0.0 <= confidence <= 1.0:  # type: ignore[operator]
+        raise InvalidResultError(
+            "confidence must be a finite number in [0, 1]",
+            rule=Rule.CONFIDENCE_RANGE,
+            question=question_id,
+            value=confidence,
+        )
+
+
+def _check_choice_answer(
+    question_id: str, question: ChoiceQuestion, answer: ChoiceAnswer, tolerance: float
+) -> None:
+    names = list(question.options)
+    if answer.choice not in question.options:
+        raise InvalidResultError(
+            f"the choice must be one of the options {names}",
+            rule=Rule.CHOICE_SELECTION,
+            question=question_id,
+            value=answer.choice,
+        )
+    _check_distribution(
+        question_id, answer.probabilities, names, Rule.CHOICE_PROBABILITY_KEYS, tolerance
+    )
+    _check_confidence(question_id, answer.confidence)
+
+
+def _check_score_answer(
+    question_id: str,
+    question: ScoreQuestion,
+    answer: ScoreAnswer,
+    tolerance: float,
+    score_tolerance: float | None,
+) -> None:
+    top = len(question.levels) - 1
+    indices = [str(index) for index in range(len(question.levels))]
+    probabilities = _check_distribution(
+        question_id, answer.probabilities, indices, Rule.SCORE_PROBABILITY_KEYS, tolerance
+    )
+    score = answer.score
+    if not _is_number(score) or not -_BOUND_SLACK <= score <= top + _BOUND_SLACK:
+        raise InvalidResultError(
+            f"the score must be a number between 0 and {top}",
+            rule=Rule.SCORE_RANGE,
+            question=question_id,
+            value=score,
+        )
+    expected = math.fsum(int(key) * probability for key, probability in probabilities.items())
+    allowed = tolerance * max(1, top) if score_tolerance is None else score_tolerance
+    if abs(score - expected) > allowed:
+        raise InvalidResultError(
+            f"the score must equal sum(i * p_i) = {expected!r} within {allowed:g}",
+            rule=Rule.SCORE_WEIGHTED_MEAN,
+            question=question_id,
+            value=score,
+        )
+    legend = answer.legend
+    if not isinstance(legend, Mapping) or sorted(legend) != sorted(indices):
+        raise InvalidResultError(
+            f"the legend must map every level index {indices} to its level",
+            rule=Rule.SCORE_LEGEND,
+            question=question_id,
+            value=list(legend) if isinstance(legend, Mapping) else legend,
+        )
+    for index, level in enumerate(question.levels):
+        if not json_identical(legend[str(index)], level):
+            raise InvalidResultError(
+                f"legend[{str(index)!r}] must be level {index} exactly as asked: {level!r}",
+                rule=Rule.SCORE_LEGEND,
+                question=question_id,
+                value=legend[str(index)],
+            )
+    _check_confidence(question_id, answer.confidence)
+
+
+def _check_boolean_answer(question_id: str, answer: BooleanAnswer) -> None:
+    probability: object = answer.probability
+    if isinstance(probability, bool):
+        raise InvalidResultError(
+            "a boolean answer's probability is P(true) as a float, never a bool",
+            rule=Rule.BOOLEAN_PROBABILITY,
+            question=question_id,
+            value=probability,
+        )
+    if not _is_number(probability) or not 0.0 <= probability <= 1.0:  # type: ignore[operator]
+        raise InvalidResultError(
+            "a boolean answer's probability must be a finite number in [0, 1]",
+            rule=Rule.PROBABILITY_RANGE,
+            question=question_id,
+            value=probability,
+        )

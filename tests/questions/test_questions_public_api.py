@@ -1,0 +1,71 @@
+"""The public surface of pytest_opdecide.questions, pinned."""
+
+from __future__ import annotations
+
+import pytest_opdecide.questions as questions
+
+EXPECTED = {
+    "DEFAULT_TOLERANCE",
+    "OPENAI_COMPATIBLE_CONFIG_SLOTS",
+    "PROVIDER_ERROR_CODES",
+    "SPECIFICATION_VERSION",
+    "AbortController",
+    "AbortSignal",
+    "BaseDecisionProvider",
+    "BooleanAnswer",
+    "BooleanCriteria",
+    "BooleanQuestion",
+    "ChoiceAnswer",
+    "ChoiceQuestion",
+    "ConfigSlot",
+    "DecideOptions",
+    "DecisionAnswer",
+    "DecisionContext",
+    "DecisionJson",
+    "DecisionProvider",
+    "DecisionProviderFactory",
+    "DecisionQuestion",
+    "DecisionRequest",
+    "DecisionResult",
+    "DecisionValidationError",
+    "HttpTransportOverride",
+    "InvalidRequestError",
+    "InvalidResultError",
+    "OpenAICompatibleDecisionProvider",
+    "ProviderConfigError",
+    "ProviderConfigSlots",
+    "ProviderError",
+    "ProviderErrorCode",
+    "ProviderFactoryConfig",
+    "ProviderModelInfo",
+    "ProviderUsage",
+    "ProviderUsagePricing",
+    "Rule",
+    "RuntimeDecisionProvider",
+    "ScoreAnswer",
+    "ScoreQuestion",
+    "ThreadState",
+    "brier_score",
+    "decide",
+    "decide_sync",
+    "expected_calibration_error",
+    "log_loss",
+    "openai_compatible",
+    "resolve_provider_config",
+    "validate_request",
+    "validate_result",
+}
+
+
+def test_exported_names_are_pinned() -> None:
+    assert set(questions.__all__) == EXPECTED
+    assert len(questions.__all__) == len(EXPECTED)
+    for name in questions.__all__:
+        assert hasattr(questions, name), name
+
+
+def test_public_names_come_from_private_modules() -> None:
+    for name in questions.__all__:
+        module = getattr(getattr(questions, name), "__module__", None)
+        if isinstance(module, str) and module.startswith("pytest_opdecide.questions"):
+            assert module.split(".")[-1].startswith("_"), (name, module)
