@@ -4,14 +4,18 @@ The tree, drawn once::
 
     AssertionError
      └── FakeError
-          ├── ScriptExhausted    a model call came after the last scripted step
+          ├── ScriptExhausted    a model call (or decision request) came after the last
+          │                      scripted step (or answer)
           ├── ScriptMismatch     a scripted pick/tool call names an option/tool not offered
-          └── UnusedSteps        scripted steps were never used (assert_complete, teardown)
+          ├── AnswerMismatch     a scripted answer does not fit the request: an option or level
+          │                      the question does not offer, another question type, a
+          │                      question the request does not ask
+          └── UnusedSteps        scripted steps (or answers) were never used (assert_complete)
 """
 
 from __future__ import annotations
 
-__all__ = ["FakeError", "ScriptExhausted", "ScriptMismatch", "UnusedSteps"]
+__all__ = ["AnswerMismatch", "FakeError", "ScriptExhausted", "ScriptMismatch", "UnusedSteps"]
 
 
 class FakeError(AssertionError):
@@ -19,12 +23,16 @@ class FakeError(AssertionError):
 
 
 class ScriptExhausted(FakeError):
-    """A model call came after the last scripted step."""
+    """A model call (or decision request) came after the last scripted step (or answer)."""
 
 
 class ScriptMismatch(FakeError):
     """A scripted pick or tool call names an option or tool the call did not offer."""
 
 
+class AnswerMismatch(FakeError):
+    """A scripted answer of a fake decision provider does not fit the request it meets."""
+
+
 class UnusedSteps(FakeError):
-    """Scripted steps were never used."""
+    """Scripted steps (or answers) were never used."""

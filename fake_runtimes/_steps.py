@@ -160,6 +160,15 @@ def check_step(step: Any, position: str) -> None:
         return
     if isinstance(step, list) and step and all(isinstance(s, ToolCallStep) for s in step):
         return
+    if isinstance(step, BaseException) or (
+        isinstance(step, type) and issubclass(step, BaseException)
+    ):
+        # An exception class is callable: without this check it would pass as a callable step.
+        shown = step.__name__ if isinstance(step, type) else repr(step)
+        raise TypeError(
+            f"{position} is the exception {shown}: to make the model call raise it, script "
+            f"error({shown})"
+        )
     if callable(step):
         return
     raise TypeError(

@@ -1,0 +1,75 @@
+"""The public surface of ``fake_runtimes``, pinned: a name added or removed is a deliberate act."""
+
+from __future__ import annotations
+
+import fake_runtimes
+
+EXPECTED = [
+    "CONTEXT_KINDS",
+    "AnswerMismatch",
+    "ErrorStep",
+    "FakeCall",
+    "FakeDecisionProvider",
+    "FakeError",
+    "FakeRuntime",
+    "FunctionRuntime",
+    "InvalidReply",
+    "Pick",
+    "ScriptExhausted",
+    "ScriptMismatch",
+    "ScriptedAnswer",
+    "ScriptedRuntime",
+    "SeededRuntime",
+    "ToolCallStep",
+    "UnusedSteps",
+    "choose",
+    "error",
+    "every_option",
+    "fails",
+    "fake_context",
+    "hangs",
+    "invalid_replies",
+    "pick",
+    "probability",
+    "score",
+    "times_out",
+    "tool_call",
+]
+
+
+def test_exported_names() -> None:
+    assert fake_runtimes.__all__ == EXPECTED
+
+
+def test_all_is_sorted() -> None:
+    # The order ruff's RUF022 keeps: constants, then classes, then functions, each alphabetical.
+    def key(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert fake_runtimes.__all__ == sorted(fake_runtimes.__all__, key=key)
+
+
+def test_every_exported_name_exists() -> None:
+    for name in fake_runtimes.__all__:
+        assert hasattr(fake_runtimes, name), name
+
+
+def test_no_other_public_name_leaks() -> None:
+    public = {
+        name
+        for name in vars(fake_runtimes)
+        if not name.startswith("_")
+        and not isinstance(getattr(fake_runtimes, name), type(fake_runtimes))
+    }
+    assert public == set(EXPECTED)
+
+
+def test_the_failures_are_assertion_errors() -> None:
+    for name in ["AnswerMismatch", "FakeError", "ScriptExhausted", "ScriptMismatch", "UnusedSteps"]:
+        assert issubclass(getattr(fake_runtimes, name), AssertionError), name
+
+
+def test_the_package_is_typed() -> None:
+    from importlib.resources import files
+
+    assert files("fake_runtimes").joinpath("py.typed").is_file()

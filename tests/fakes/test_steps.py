@@ -1,0 +1,152 @@
+"""The script steps: ``pick``, ``tool_call``, ``error`` and how they read in messages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fake_runtimes import ErrorStep, Pick, ScriptedRuntime, ToolCallStep, error, pick, tool_call
+from pytest_opdecide import ModelReply
+
+
+class TestPick:
+    def test_builds_a_pick_of_the_option_with_its_arguments(self) -> None:
+        step = pick("refund", amount=30, reason="late")
+        assert step == Pick("refund", {"amount": 30, "reason": "late"})
+
+    def test_text_is_the_canonical_json_pick(self) -> None:
+        assert pick("refund", amount=30).text == '{"call": "refund", "args": {"amount": 30}}'
+
+    def test_text_omits_args_when_there_are_none(self) -> None:
+        assert pick("done").text == '{"call": "done"}'
+
+    def test_text_keeps_non_ascii_characters(self) -> None:
+        assert pick("greet", name="Zoë").text == '{"call": "greet", "args": {"name": "Zoë"}}'
+
+    def test_text_round_trips_nested_arguments(self) -> None:
+        args = {"steps": [{"action": "ship", "target": "A1"}], "rationale": "fast"}
+        assert json.loads(pick("plan", **args).text) == {"call": "plan", "args": args}
+
+    def test_str_reads_like_the_call_that_built_it(self) -> None:
+        assert str(pick("refund", amount=30, note="x")) == "pick('refund', amount=30, note='x')"
+        assert str(pick("done")) == "pick('done')"
+
+    def test_arguments_are_copied(self) -> None:
+        args = {"amount": 30}
+        step = pick("refund", **args)
+        args["amount"] = 99
+        assert step.args == {"amount": 30}
+
+    @pytest.mark.parametrize("bad", ["", 3, None])
+    def test_needs_an_option_name(self, bad: object) -> None:
+        with pytest.raises(TypeError) as caught:
+            pick(bad)  # type: ignore[arg-type]
+        assert str(caught.value) == f"pick() needs an option name, got {bad!r}"
+
+    def test_an_argument_may_be_named_like_a_parameter_of_pick(self) -> None:
+        # ``option`` is positional-only, so a field called "option" is an ordinary argument.
+        assert pick("set", option="dark").args == {"option": "dark"}
+
+
+class TestToolCall:
+    def test_builds_a_tool_call(self) -> None:
+        assert tool_call("lookup_order", order_id="A1") == ToolCallStep(
+            "lookup_order", {"order_id": "A1"}
+        )
+
+    def test_str_reads_like_the_call_that_built_it(self) -> None:
+        assert str(tool_call("lookup_order", order_id="A1")) == (
+            "tool_call('lookup_order', order_id='A1')"
+        )
+
+    def test_a_tool_argument_may_be_called_tool(self) -> None:
+        assert tool_call("configure", tool="hammer").args == {"tool": "hammer"}
+
+    @pytest.mark.parametrize("bad", ["", 3, None])
+    def test_needs_a_tool_name(self, bad: object) -> None:
+        with pytest.raises(TypeError) as caught:
+            tool_call(bad)  # type: ignore[arg-type]
+        assert str(caught.value) == f"tool_call() needs a tool name, got {bad!r}"
+
+
+class TestError:
+    def test_takes_an_exception_instance(self) -> None:
+        exc = TimeoutError("slow")
+        assert error(exc) == ErrorStep(exc)
+
+    def test_takes_an_exception_class(self) -> None:
+        assert error(TimeoutError).exception is TimeoutError
+
+    def test_str(self) -> None:
+        assert str(error(TimeoutError("slow"))) == "error(TimeoutError('slow'))"
+
+    @pytest.mark.parametrize("bad", ["timeout", 3, int])
+    def test_needs_an_exception(self, bad: object) -> None:
+        with pytest.raises(TypeError) as caught:
+            error(bad)  # type: ignore[arg-type]
+        assert str(caught.value) == f"error() needs an exception, got {bad!r}"
+
+
+class TestScriptValidation:
+    """What cannot be a step is rejected when the script is written, not when it runs."""
+
+    @pytest.mark.parametrize(
+        ("bad", "shown"),
+        [
+            (42, "int 42"),
+            (None, "NoneType None"),
+            ([], "list []"),
+            (["text"], "list ['text']"),
+            ([tool_call("a"), "text"], "list [ToolCallStep(tool='a', args={}), 'text']"),
+            ({"call": "done"}, "dict {'call': 'done'}"),
+        ],
+    )
+    def test_rejects_what_is_not_a_step(self, bad: object, shown: str) -> None:
+        with pytest.raises(TypeError) as caught:
+            ScriptedRuntime("fine", bad)
+        assert str(caught.value) == (
+            f"step 1 is {shown}: a step is a reply string, pick(...), tool_call(...) (or a "
+            "list of them), error(...), a ModelReply, or a callable that builds one of those "
+            "from the call"
+        )
+
+    @pytest.mark.parametrize(
+        ("exception", "shown"),
+        [(TimeoutError, "TimeoutError"), (TimeoutError("slow"), "TimeoutError('slow')")],
+    )
+    def test_a_bare_exception_says_to_wrap_it_in_error(
+        self, exception: BaseException | type[BaseException], shown: str
+    ) -> None:
+        # An exception class is callable, so it must not pass for a callable step.
+        with pytest.raises(TypeError) as caught:
+            ScriptedRuntime(exception)
+        assert str(caught.value) == (
+            f"step 0 is the exception {shown}: to make the model call raise it, script "
+            f"error({shown})"
+        )
+
+    def test_a_callable_step_that_builds_an_exception(self) -> None:
+        runtime = ScriptedRuntime(lambda call: TimeoutError("slow"))
+        with pytest.raises(TypeError) as caught:
+            runtime.exec("Hi.")
+        assert str(caught.value) == (
+            "step 0 is the exception TimeoutError('slow'): to make the model call raise it, "
+            "script error(TimeoutError('slow'))"
+        )
+
+    @pytest.mark.parametrize(
+        "good",
+        [
+            "text",
+            "",
+            pick("a"),
+            tool_call("t"),
+            [tool_call("t"), tool_call("u")],
+            error(TimeoutError),
+            ModelReply(text="hi"),
+            lambda call: "hi",
+        ],
+    )
+    def test_accepts_every_kind_of_step(self, good: object) -> None:
+        assert ScriptedRuntime(good).steps == [good]
