@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pytest_opdecide._agent import Agent, agent, agent_async
     from pytest_opdecide._binding import current_runtime, use_runtime
     from pytest_opdecide._errors import DecisionError, ToolLoopError
+    from pytest_opdecide._guard import RealCallBlocked
     from pytest_opdecide._messages import (
         CallKind,
         Message,
@@ -44,6 +45,7 @@ _WHERE = {
     "ModelReply": "_messages",
     "ModelRequest": "_messages",
     "Param": "_schema",
+    "RealCallBlocked": "_guard",
     "Runtime": "_runtime",
     "ToolCall": "_messages",
     "ToolLoopError": "_errors",
@@ -67,6 +69,7 @@ __all__ = [
     "ModelReply",
     "ModelRequest",
     "Param",
+    "RealCallBlocked",
     "Runtime",
     "ToolCall",
     "ToolLoopError",

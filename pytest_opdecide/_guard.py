@@ -3,12 +3,18 @@
 Installed once per session; each test switches it on or off. While on, an HTTP request that
 an httpx transport would send to a host outside the loopback range, or any socket connection
 to such a host, raises :class:`RealCallBlocked` with a message saying how to record or allow it.
+
+httpx is patched only once something has imported it (:meth:`_Guard.refresh`, called as each
+test starts): importing it just for the guard would add it to every pytest start-up (70 ms
+and more). A request made through an httpx imported during the test itself is still stopped,
+by the socket patch, before it connects.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -38,8 +44,9 @@ class _Guard:
         self.active = False
         self.test_id = ""
         self.hint = ""
-        self._installed = False
+        self._installs = 0
         self._originals: list[tuple[Any, str, Any]] = []
+        self._httpx_patched: set[Any] = set()
         self._lock = threading.Lock()
 
     def message(self, target: str) -> str:
@@ -71,17 +78,16 @@ class _Guard:
             raise RealCallBlocked(self.message(f"{host}:{port}"))
 
     def install(self) -> None:
-        """Patch httpx's real transports and ``socket.connect`` (once; idempotent)."""
-        with self._lock:
-            if self._installed:
-                return
-            self._installed = True
-        guard = self
+        """Patch ``socket.connect`` and httpx's real transports.
 
-        def patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
-            original = getattr(owner, name)
-            self._originals.append((owner, name, original))
-            setattr(owner, name, make(original))
+        Calls nest: a session started inside another one (pytester's in-process runs) shares
+        the patches, and only the last matching :meth:`uninstall` removes them.
+        """
+        with self._lock:
+            self._installs += 1
+            if self._installs > 1:
+                return
+        guard = self
 
         def sock_connect(original: Any) -> Any:
             def connect(sock: socket.socket, address: Any) -> Any:
@@ -90,12 +96,27 @@ class _Guard:
 
             return connect
 
-        patch(socket.socket, "connect", sock_connect)
-        patch(socket.socket, "connect_ex", sock_connect)
-        try:
-            import httpx
-        except ImportError:  # pragma: no cover - httpx is a dependency
+        self._patch(socket.socket, "connect", sock_connect)
+        self._patch(socket.socket, "connect_ex", sock_connect)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Patch httpx's transports if httpx has been imported since (cheap when nothing changed).
+
+        A new ``httpx`` module object (pytester's in-process runs drop the modules they
+        imported) gets patched again.
+        """
+        httpx = sys.modules.get("httpx")
+        if httpx is None or not self._installs:
             return
+        transport = getattr(httpx, "HTTPTransport", None)
+        if transport is None or transport in self._httpx_patched:
+            return
+        with self._lock:
+            if transport in self._httpx_patched:
+                return
+            self._httpx_patched.add(transport)
+        guard = self
 
         def sync_send(original: Any) -> Any:
             def handle_request(transport: Any, request: Any) -> Any:
@@ -111,16 +132,26 @@ class _Guard:
 
             return handle_async_request
 
-        patch(httpx.HTTPTransport, "handle_request", sync_send)
-        patch(httpx.AsyncHTTPTransport, "handle_async_request", async_send)
+        self._patch(transport, "handle_request", sync_send)
+        self._patch(httpx.AsyncHTTPTransport, "handle_async_request", async_send)
+
+    def _patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+        original = getattr(owner, name)
+        self._originals.append((owner, name, original))
+        setattr(owner, name, make(original))
 
     def uninstall(self) -> None:
-        """Undo :meth:`install`."""
+        """Undo :meth:`install` (the last of nested calls removes the patches)."""
         with self._lock:
+            if self._installs == 0:
+                return
+            self._installs -= 1
+            if self._installs:
+                return
             for owner, name, original in reversed(self._originals):
                 setattr(owner, name, original)
             self._originals.clear()
-            self._installed = False
+            self._httpx_patched.clear()
             self.active = False
 
 

@@ -47,9 +47,15 @@ def _record_mode(value: Any) -> str:
 
 
 def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"expected a whole number, got {value!r}")
-    return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    # Not int(value) for anything else: int(2.7) would quietly make the seed 2.
+    raise ValueError(f"expected a whole number, got {value!r}")
 
 
 def _names(value: Any) -> tuple[str, ...]:

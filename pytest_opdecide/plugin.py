@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_opdecide import hookspecs
+
+# Imported with the plugin, not in the fixture: the binding's context variable must be one object
+# for the whole process. A pytest run inside a test (pytester's in-process runs) drops the
+# modules it imported; a binding module imported again would be a second variable, unseen by
+# the Agent classes that the package has already handed out.
+from pytest_opdecide._binding import use_runtime
 from pytest_opdecide._guard import guard
 from pytest_opdecide._settings import SETTINGS, SettingError, Settings, resolve
 
@@ -31,6 +37,8 @@ _cli_key = pytest.StashKey[dict[str, Any]]()
 _ini_key = pytest.StashKey[dict[str, Any]]()
 _snapshots_key = pytest.StashKey[dict[str, set[str]]]()
 _call_passed = pytest.StashKey[bool]()
+_marker_error = pytest.StashKey[str]()
+_guard_installed = pytest.StashKey[bool]()
 
 
 # --- registration ------------------------------------------------------------------------------
@@ -72,12 +80,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    marker_settings = ", ".join(s.name for s in SETTINGS if s.marker)
     config.addinivalue_line(
         "markers",
         f"{MARKER}(script=[...], answers={{...}}, cassette=False, **settings): script the "
         "`runtime` / `decision_provider` fixtures, run against a cassette, or override settings "
-        "(seed, strict, guard, record, cassette_dir, base_url, model, allow_unused, volatile, "
-        "scrub_fields)",
+        f"({marker_settings})",
     )
     config.addinivalue_line(
         "markers",
@@ -88,18 +96,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_cli_key] = {k: v for k, v in cli.items() if v is not None}
     ini = {s.name: config.getini(s.ini_name) for s in SETTINGS if s.ini}
     config.stash[_ini_key] = {k: v for k, v in ini.items() if v not in (None, "")}
-    state: dict[str, set[str]] = {"used": set(), "modules": set(), "deselected": set()}
+    state: dict[str, set[str]] = {key: set() for key in _SNAPSHOT_STATE}
     config.stash[_snapshots_key] = state
     try:
-        base = settings_for(config, {}, {})
+        settings_for(config, {}, {})
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
-    if base.guard:
-        guard.install()
+    # Installed even when the run's settings turn the guard off: a marker or the
+    # opdecide_config fixture may turn it back on for one test (the one precedence).
+    guard.install()
+    config.stash[_guard_installed] = True
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    guard.uninstall()
+    if config.stash.get(_guard_installed, False):
+        guard.uninstall()
 
 
 # --- per-test state ----------------------------------------------------------------------------
@@ -149,18 +160,28 @@ def _guard_on(mode: str, settings: Settings) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    guard.refresh()
     try:
         marker = marker_kwargs(item)
         settings = settings_for(item.config, marker, {})
-        guard.active = _guard_on(mode_of(marker, settings), settings)
-    except (SettingError, pytest.UsageError):
-        guard.active = True  # the fixture reports the error; stay safe meanwhile
-    guard.test_id = item.nodeid
+        active = _guard_on(mode_of(marker, settings), settings)
+    except (SettingError, pytest.UsageError) as exc:
+        item.stash[_marker_error] = str(exc)  # pytest_runtest_setup fails the test with it
+        active = True
+    # Restored afterwards: a test may run a whole pytest session in-process (pytester).
+    previous = guard.active, guard.test_id
+    guard.active, guard.test_id = active, item.nodeid
     try:
         return (yield)
     finally:
-        guard.active = False
-        guard.test_id = ""
+        guard.active, guard.test_id = previous
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    error = item.stash.get(_marker_error, None)
+    if error is not None:  # also for tests that request none of the plugin's fixtures
+        pytest.fail(error, pytrace=False)
 
 
 def call_passed(item: Any) -> bool:
@@ -175,13 +196,14 @@ def pytest_runtest_makereport(
     report = yield
     if report.when == "call":
         item.stash[_call_passed] = report.passed
+        if report.passed:
+            item.config.stash[_snapshots_key]["passed"].add(_test_ref(item))
     return report
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     import os
 
-    config.stash[_snapshots_key]["modules"].update(str(item.path) for item in items)
     if config.getoption("opdecide_live") or os.environ.get(LIVE_ENV):
         return
     skip = pytest.mark.skip(
@@ -195,7 +217,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_deselected(items: list[pytest.Item]) -> None:
     if items:
         config = items[0].config
-        config.stash[_snapshots_key]["deselected"].update(str(item.path) for item in items)
+        config.stash[_snapshots_key]["tests"].update(_test_ref(item) for item in items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash[_snapshots_key]
+    state["modules"].update(str(item.path) for item in session.items)
+    state["tests"].update(_test_ref(item) for item in session.items)
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -221,10 +249,11 @@ def opdecide_settings(request: pytest.FixtureRequest, opdecide_config: dict[str,
             pytrace=False,
         )
     try:
-        settings = settings_for(request.config, marker_kwargs(request.node), opdecide_config)
+        marker = marker_kwargs(request.node)
+        settings = settings_for(request.config, marker, opdecide_config)
     except (SettingError, pytest.UsageError) as exc:
         pytest.fail(str(exc), pytrace=False)
-    guard.active = _guard_on(mode_of(marker_kwargs(request.node), settings), settings)
+    guard.active = _guard_on(mode_of(marker, settings), settings)
     return settings
 
 
@@ -238,8 +267,6 @@ def runtime(request: pytest.FixtureRequest, opdecide_settings: Settings) -> Iter
     a cassette, or talking to the live model. ``Agent`` methods and ``agent()`` called in the
     test without a runtime use it.
     """
-    from pytest_opdecide._binding import use_runtime
-
     marker = marker_kwargs(request.node)
     mode = mode_of(marker, opdecide_settings)
     if mode == "fake":
@@ -268,13 +295,14 @@ def runtime(request: pytest.FixtureRequest, opdecide_settings: Settings) -> Iter
 
 
 @pytest.fixture
-def decision_provider(request: pytest.FixtureRequest, opdecide_settings: Settings) -> Any:
+def decision_provider(request: pytest.FixtureRequest, opdecide_settings: Settings) -> Iterator[Any]:
     """The question-decision provider of this test.
 
     A deterministic ``FakeDecisionProvider`` built from
-    ``@pytest.mark.opdecide(answers={...})`` and the ``seed`` setting; for ``cassette=True``
-    tests, the real provider (from the ``pytest_opdecide_decision_provider`` hook, or an
-    OpenAI-compatible one) against the cassette or the live model.
+    ``@pytest.mark.opdecide(answers={...})`` and the ``seed`` setting: strict, so scripted
+    answers never used fail the test at teardown. For ``cassette=True`` tests, the real
+    provider (from the ``pytest_opdecide_decision_provider`` hook, or an OpenAI-compatible one)
+    against the cassette or the live model.
     """
     marker = marker_kwargs(request.node)
     mode = mode_of(marker, opdecide_settings)
@@ -287,10 +315,17 @@ def decision_provider(request: pytest.FixtureRequest, opdecide_settings: Setting
                 f"@pytest.mark.opdecide(answers=...) must be a dict, got {type(answers).__name__}",
                 pytrace=False,
             )
-        return FakeDecisionProvider(answers=answers, seed=opdecide_settings.seed)
+        try:
+            fake = FakeDecisionProvider(answers=answers, seed=opdecide_settings.seed)
+        except (TypeError, ValueError) as exc:
+            pytest.fail(f"@pytest.mark.opdecide(answers=...): {exc}", pytrace=False)
+        yield fake
+        if opdecide_settings.strict and call_passed(request.node):
+            fake.assert_complete()
+        return
     from pytest_opdecide._real import real_decision_provider
 
-    return real_decision_provider(request, opdecide_settings, mode)
+    yield real_decision_provider(request, opdecide_settings, mode)
 
 
 @pytest.fixture
@@ -304,34 +339,108 @@ def menu_snapshot(
     """
     from pytest_opdecide._snapshots import MenuSnapshot
 
+    module = Path(request.node.path)
     snapshot = MenuSnapshot(
-        Path(request.node.path),
-        request.node.name,
+        module,
+        test_key(request.node),
         opdecide_settings.snapshot_dir,
         opdecide_settings.update_snapshots,
     )
     yield snapshot
-    request.config.stash[_snapshots_key]["used"].update(str(p) for p in snapshot.used)
+    state = request.config.stash[_snapshots_key]
+    state["used"].update(str(p) for p in snapshot.used)
+    state["folders"].add(f"{module}{_SEP}{opdecide_settings.snapshot_dir}")
 
 
-# --- unused snapshots --------------------------------------------------------------------------
+# --- unused snapshots ---------------------------------------------------------------------------
+
+_SNAPSHOT_STATE = ("used", "modules", "tests", "passed", "folders")
+"""What the run learns about menu snapshots (sets of strings; xdist workers send theirs).
+
+``used``: snapshot files asserted. ``modules``: test modules with a selected test.
+``tests``: ``module<NUL>test key`` of every collected test, selected or deselected.
+``passed``: the same, for tests whose body passed. ``folders``: ``module<NUL>snapshot_dir``
+seen by the ``menu_snapshot`` fixture (``opdecide_config`` may change the directory).
+"""
+_SEP = "\0"
 
 
-def _snapshot_files(config: pytest.Config, modules: set[str]) -> set[str]:
-    settings = settings_for(config, {}, {})
-    files: set[str] = set()
-    for module in modules:
-        path = Path(module)
-        folder = path.parent / settings.snapshot_dir / path.stem
-        if folder.is_dir():
-            files.update(str(p) for p in folder.glob("*.txt"))
-    return files
+def test_key(item: Any) -> str:
+    """The name of a test inside its module: ``test_x``, ``TestClass.test_x[param]``."""
+    nodeid: str = item.nodeid
+    _, sep, rest = nodeid.partition("::")
+    return rest.replace("::", ".") if sep else str(item.name)
+
+
+def _test_ref(item: Any) -> str:
+    return f"{item.path}{_SEP}{test_key(item)}"
+
+
+def _partial_modules(config: pytest.Config) -> set[str]:
+    """Modules named with ``::`` on the command line: not all of their tests were collected."""
+    import os
+
+    base = config.invocation_params.dir
+    return {os.path.abspath(base / arg.partition("::")[0]) for arg in config.args if "::" in arg}
 
 
 def _unused_snapshots(config: pytest.Config) -> list[str]:
+    """Snapshot files that this run shows to be unused.
+
+    A file whose test ran and passed without asserting it is unused, and so is a file that
+    belongs to no test of its module (a test renamed or removed), when the whole module was
+    collected. Files of tests that were deselected, skipped, failed or not reached are kept.
+    """
     state = config.stash[_snapshots_key]
-    complete = state["modules"] - state["deselected"]
-    return sorted(_snapshot_files(config, complete) - state["used"])
+    default_dir = settings_for(config, {}, {}).snapshot_dir
+    folders: dict[str, set[str]] = {module: {default_dir} for module in state["modules"]}
+    for ref in state["folders"]:
+        module, _, folder = ref.partition(_SEP)
+        folders.setdefault(module, set()).add(folder)
+    directories = [
+        (module, directory)
+        for module in sorted(state["modules"])
+        for folder in sorted(folders[module])
+        if (directory := Path(module).parent / folder / Path(module).stem).is_dir()
+    ]
+    if not directories:  # the common case: a run with no snapshots has nothing more to do
+        return []
+    from pytest_opdecide._snapshots import snapshot_path
+
+    with_snapshots = {module for module, _ in directories}
+    stems: dict[str, set[str]] = {}
+    passed: set[tuple[str, str]] = set()
+    for ref in state["tests"]:
+        module, _, key = ref.partition(_SEP)
+        if module not in with_snapshots:
+            continue
+        stem = snapshot_path(Path(module), key, "", None).stem
+        stems.setdefault(module, set()).add(stem)
+        if ref in state["passed"]:
+            passed.add((module, stem))
+    partial = _partial_modules(config)
+    unused: list[str] = []
+    for module, directory in directories:
+        for file in directory.glob("*.txt"):
+            if str(file) in state["used"]:
+                continue
+            owner = _owner(file.stem, stems.get(module, set()))
+            if owner is None:
+                if module not in partial:
+                    unused.append(str(file))
+            elif (module, owner) in passed:
+                unused.append(str(file))
+    return sorted(unused)
+
+
+def _owner(stem: str, test_stems: set[str]) -> str | None:
+    """The test a snapshot file belongs to: ``<test>.txt`` or ``<test>-<name>.txt``."""
+    parts = stem.split("-")
+    for end in range(len(parts), 0, -1):
+        candidate = "-".join(parts[:end])
+        if candidate in test_stems:
+            return candidate
+    return None
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,0 +1,159 @@
+"""The pytest plugin's cost (issue 5).
+
+1. A generated suite of 1,000 tests, each making one scripted decision through the ``runtime``
+   fixture, against the same 1,000 tests building a ``ScriptedRuntime`` by hand with the plugin
+   disabled (``-p no:opdecide``). Target: at most 1.5 times the baseline's time.
+2. pytest's start-up: ``pytest --co -q`` on an empty suite, with and without
+   ``-p no:opdecide``. Target: the plugin adds at most 150 ms.
+
+Every figure is the median of several runs, each a fresh ``python -m pytest -q -p
+no:cacheprovider`` subprocess in a temporary directory; the two sides of a comparison run
+alternately, so that a change in the machine's load hits both. Times are the child's CPU time
+(user + system): on a shared machine wall-clock time mostly measures the other processes. The
+wall-clock medians are shown in the note. Bytecode caches are on, as in a user's runs.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks import Measurement
+
+TESTS = 1000
+MODULES = 10
+SUITE_ROUNDS = 3
+STARTUP_ROUNDS = 9
+
+INI = """[pytest]
+asyncio_default_fixture_loop_scope = function
+"""
+
+HEADER = """import pytest
+from fake_runtimes import ScriptedRuntime, pick
+from pytest_opdecide import decision
+
+OPTIONS = {"refund": "REFUND", "close": "CLOSED", "escalate": "ESCALATED"}
+"""
+
+WITH_FIXTURE = """
+
+@pytest.mark.opdecide(script=[pick("refund", amount={n})])
+def test_decision_{n}(runtime):
+    assert decision.make("Route ticket {n}.", OPTIONS) == "REFUND"
+"""
+
+BY_HAND = """
+
+def test_decision_{n}():
+    runtime = ScriptedRuntime(pick("refund", amount={n}))
+    assert decision.make("Route ticket {n}.", OPTIONS, runtime=runtime) == "REFUND"
+    runtime.assert_complete()
+"""
+# The scripted pick carries an argument the option does not take: decision.make ignores
+# arguments of value options, and the varying text keeps every test's reply distinct.
+
+
+# As users run pytest: with bytecode caches (the warm-up run writes them).
+_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _write_suite(folder: Path, template: str) -> None:
+    folder.mkdir()
+    (folder / "pytest.ini").write_text(INI)
+    per_module = TESTS // MODULES
+    for module in range(MODULES):
+        body = "".join(template.format(n=module * per_module + i) for i in range(per_module))
+        (folder / f"test_suite_{module}.py").write_text(HEADER + body)
+
+
+def _run(folder: Path, arguments: Sequence[str], expect: Sequence[int]) -> tuple[float, float]:
+    """One pytest subprocess: (CPU seconds of the child, wall seconds)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env=_ENV,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if completed.returncode not in expect:
+        raise RuntimeError(
+            f"pytest {' '.join(arguments)} in {folder} exited with {completed.returncode}:\n"
+            f"{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
+        )
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
+
+
+def _alternate(
+    rounds: int, sides: Sequence[tuple[Path, Sequence[str], Sequence[int]]]
+) -> list[tuple[float, float]]:
+    """Run each side ``rounds`` times, alternating; the medians (CPU, wall) per side."""
+    for folder, arguments, expect in sides:  # warm-up: bytecode caches, file system caches
+        _run(folder, arguments, expect)
+    samples: list[list[tuple[float, float]]] = [[] for _ in sides]
+    for _ in range(rounds):
+        for index, (folder, arguments, expect) in enumerate(sides):
+            samples[index].append(_run(folder, arguments, expect))
+    return [
+        (statistics.median(s[0] for s in side), statistics.median(s[1] for s in side))
+        for side in samples
+    ]
+
+
+def run() -> list[Measurement]:
+    with tempfile.TemporaryDirectory(prefix="opdecide-bench-") as tmp:
+        root = Path(tmp)
+        fixture_suite, hand_suite, empty = root / "fixture", root / "by_hand", root / "empty"
+        _write_suite(fixture_suite, WITH_FIXTURE)
+        _write_suite(hand_suite, BY_HAND)
+        empty.mkdir()
+        (empty / "pytest.ini").write_text(INI)
+
+        passed = (0,)
+        (plugin_cpu, plugin_wall), (hand_cpu, hand_wall) = _alternate(
+            SUITE_ROUNDS,
+            [(fixture_suite, [], passed), (hand_suite, ["-p", "no:opdecide"], passed)],
+        )
+        no_tests = (5,)  # pytest's exit status when nothing was collected
+        (with_cpu, with_wall), (without_cpu, without_wall) = _alternate(
+            STARTUP_ROUNDS,
+            [(empty, ["--co"], no_tests), (empty, ["--co", "-p", "no:opdecide"], no_tests)],
+        )
+
+    ratio = plugin_cpu / hand_cpu
+    return [
+        Measurement(
+            name=f"{TESTS} scripted tests through the runtime fixture / by hand, no plugin",
+            value=ratio,
+            unit="x",
+            target=1.5,
+            note=(
+                f"CPU {plugin_cpu:.2f} s vs baseline {hand_cpu:.2f} s; wall "
+                f"{plugin_wall:.2f} s vs {hand_wall:.2f} s ({plugin_wall / hand_wall:.2f}x)"
+            ),
+        ),
+        Measurement(
+            name="pytest start-up added by the plugin (pytest --co, empty suite)",
+            value=(with_cpu - without_cpu) * 1000,
+            unit="ms",
+            target=150,
+            baseline=without_cpu * 1000,
+            note=(
+                f"CPU {with_cpu * 1000:.0f} ms vs {without_cpu * 1000:.0f} ms without the "
+                f"plugin; wall {with_wall * 1000:.0f} ms vs {without_wall * 1000:.0f} ms "
+                f"({(with_wall - without_wall) * 1000:+.0f} ms)"
+            ),
+        ),
+    ]
