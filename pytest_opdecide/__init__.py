@@ -90,9 +90,8 @@ def __getattr__(name: str) -> Any:
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module 'pytest_opdecide' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"pytest_opdecide.{where}"), name)
-    globals()[name] = value
-    return value
+    # Not cached in globals(): the submodule in sys.modules stays the one source of truth.
+    return getattr(importlib.import_module(f"pytest_opdecide.{where}"), name)
 
 
 def __dir__() -> list[str]:
