@@ -25,6 +25,7 @@ from fake_runtimes._answers import (
     fits,
 )
 from fake_runtimes._errors import AnswerMismatch, ScriptExhausted, UnusedSteps
+from fake_runtimes._steps import plural
 from pytest_opdecide.questions import (
     BaseDecisionProvider,
     BooleanAnswer,
@@ -291,9 +292,12 @@ class FakeDecisionProvider(BaseDecisionProvider):
             made = len(self.requests)
         if unused:
             raise UnusedSteps(
-                f"FakeDecisionProvider: {len(unused)} scripted answer(s) never used:\n"
+                "FakeDecisionProvider: "
+                + plural(len(unused), "scripted answer was", "scripted answers were")
+                + " never used:\n"
                 + "\n".join(unused)
-                + f"\nThe code made {made} decision request(s); remove the unused answers, or "
+                + f"\nThe code made {plural(made, 'decision request')}; remove the unused "
+                "answers, or "
                 "find out why the code stopped early."
             )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -20,6 +21,7 @@ from fake_runtimes._steps import (
     ToolCallStep,
     check_step,
     describe_step,
+    plural,
 )
 from pytest_opdecide import CallRecord, ModelReply, ModelRequest, Runtime, ToolCall, Usage
 
@@ -140,7 +142,8 @@ class FakeRuntime(Runtime):
             return
         offered = f"options {call.options}" if call.options else "no options"
         raise ScriptMismatch(
-            f"{position} picks {step.option!r}, but {call.describe()} offered {offered}.\n"
+            f"{type(self).__name__}: {position} picks {step.option!r}, but {call.describe()} "
+            f"offered {offered}.\n"
             "To send a pick of an option that was not offered, script the raw reply text "
             f"instead: {step.text!r}"
         )
@@ -150,7 +153,8 @@ class FakeRuntime(Runtime):
             return
         offered = f"tools {call.tools}" if call.tools else "no tools"
         raise ScriptMismatch(
-            f"{position} calls tool {step.tool!r}, but {call.describe()} offered {offered}.\n"
+            f"{type(self).__name__}: {position} calls tool {step.tool!r}, but {call.describe()} "
+            f"offered {offered}.\n"
             "Offer the tool to the call (tools=[...] or a toolset), or script a reply that "
             "does not call it."
         )
@@ -191,6 +195,32 @@ class ScriptedRuntime(FakeRuntime):
             check_step(step, f"step {i}")
         self.steps: list[Any] = list(steps)
         self._used: list[FakeCall] = []
+
+    @classmethod
+    def from_recording(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        strict: bool = True,
+        model: str | None = "fake-model",
+        tools: Iterable[Callable[..., Any]] = (),
+        toolsets: Mapping[str, Iterable[Callable[..., Any]]] | None = None,
+    ) -> ScriptedRuntime:
+        """A scripted fake replaying a ``RecordingRuntime`` file, one step per recorded call.
+
+        Each step (a :class:`~pytest_opdecide.recording.RecordedReply`, editable) checks that
+        its call offers the recorded options and tools, then sends the recorded reply; tool
+        calls are sent as ``tool_call`` steps. Strict: a call beyond the recording fails, and
+        unused steps fail :meth:`assert_complete`.
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+            ValueError: The file is not a recording, or is truncated.
+        """
+        from pytest_opdecide._recording import recorded_steps
+
+        steps = recorded_steps(path, strict=strict)
+        return cls(*steps, strict=strict, model=model, tools=tools, toolsets=toolsets)
 
     def add(self, *steps: Any) -> ScriptedRuntime:
         """Append more steps; returns the runtime."""
@@ -243,12 +273,17 @@ class ScriptedRuntime(FakeRuntime):
         return "\n".join(lines) if lines else "  (no steps)"
 
     def _exhausted_message(self, call: FakeCall) -> str:
-        head = call.prompt if len(call.prompt) <= 200 else call.prompt[:200] + "..."
+        prompt = call.prompt
+        if call.menu and call.menu in prompt:  # the options are listed below: show the rest
+            prompt = prompt[: prompt.index(call.menu)].rstrip()
+        head = prompt if len(prompt) <= 200 else prompt[:200] + "..."
+        options = f"options {call.options}" if call.options else "no options"
+        tools = f"tools {call.tools}" if call.tools else "no tools"
         return (
             f"{type(self).__name__} ran out of steps: {call.describe()} is not scripted.\n"
-            f"It offered options {call.options} and tools {call.tools}.\n"
+            f"It offered {options} and {tools}.\n"
             f"Prompt head: {head!r}\n"
-            f"Scripted ({len(self.steps)} steps):\n{self._script_listing()}\n"
+            f"Scripted ({plural(len(self.steps), 'step')}):\n{self._script_listing()}\n"
             "Add a step for this call, or find out why the code made one more model call."
         )
 
@@ -266,9 +301,10 @@ class ScriptedRuntime(FakeRuntime):
             f"  {i}. {describe_step(step)}" for i, step in enumerate(unused, start=start)
         )
         raise UnusedSteps(
-            f"{type(self).__name__}: {len(unused)} scripted step(s) never used:\n{listing}\n"
-            f"The code made {len(self._used)} model call(s); remove the unused steps, or find "
-            "out why the code stopped early."
+            f"{type(self).__name__}: "
+            f"{plural(len(unused), 'scripted step was', 'scripted steps were')} never used:\n"
+            f"{listing}\nThe code made {plural(len(self._used), 'model call')}; remove the unused "
+            "steps, or find out why the code stopped early."
         )
 
 

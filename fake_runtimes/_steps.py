@@ -12,6 +12,11 @@ from pytest_opdecide import ModelReply, ModelRequest
 __all__ = ["ErrorStep", "FakeCall", "Pick", "ToolCallStep", "error", "pick", "tool_call"]
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 step``, ``3 steps``: a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
 def _format_args(args: dict[str, Any]) -> str:
     return "".join(f", {k}={v!r}" for k, v in args.items())
 
@@ -117,7 +122,7 @@ class FakeCall:
     menu: str | None
     options: list[str]
     tools: list[str]
-    request: ModelRequest
+    request: ModelRequest = field(repr=False)
 
     @classmethod
     def of(cls, index: int, request: ModelRequest) -> FakeCall:

@@ -473,10 +473,10 @@ class TestAssertComplete:
         with pytest.raises(UnusedSteps) as caught:
             provider.assert_complete()
         assert str(caught.value) == (
-            "FakeDecisionProvider: 2 scripted answer(s) never used:\n"
+            "FakeDecisionProvider: 2 scripted answers were never used:\n"
             "  answers['intent'][1]: times_out()\n"
             "  answers['intent'][2]: choose('other', p=1)\n"
-            "The code made 1 decision request(s); remove the unused answers, or find out why the "
+            "The code made 1 decision request; remove the unused answers, or find out why the "
             "code stopped early."
         )
 
@@ -484,9 +484,9 @@ class TestAssertComplete:
         with pytest.raises(UnusedSteps) as caught:
             FakeDecisionProvider({"angry": probability(0.1)}).assert_complete()
         assert str(caught.value) == (
-            "FakeDecisionProvider: 1 scripted answer(s) never used:\n"
+            "FakeDecisionProvider: 1 scripted answer was never used:\n"
             "  answers['angry']: probability(0.1)\n"
-            "The code made 0 decision request(s); remove the unused answers, or find out why the "
+            "The code made 0 decision requests; remove the unused answers, or find out why the "
             "code stopped early."
         )
 

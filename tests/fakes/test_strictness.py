@@ -25,10 +25,6 @@ from fake_runtimes import (
 from pytest_opdecide import DecisionError, decision
 
 ROUTES: dict[str, Any] = {"refund": "REFUND", "escalate": "ESCALATE"}
-ROUTES_PROMPT = (
-    'Decide.\n\nrefund()\n    Call: {"call": "refund"}\n\n'
-    'escalate()\n    Call: {"call": "escalate"}\n'
-)
 
 
 def lookup_order(order_id: str) -> str:
@@ -55,9 +51,9 @@ class TestScriptExhausted:
             decision.make("Decide.", ROUTES, runtime=runtime)
         assert str(caught.value) == (
             "ScriptedRuntime ran out of steps: call #1 (turn) is not scripted.\n"
-            "It offered options ['refund', 'escalate'] and tools [].\n"
-            f"Prompt head: {ROUTES_PROMPT!r}\n"
-            "Scripted (1 steps):\n"
+            "It offered options ['refund', 'escalate'] and no tools.\n"
+            "Prompt head: 'Decide.'\n"
+            "Scripted (1 step):\n"
             "  0. pick('refund')  -> call #0 (turn)\n"
             "Add a step for this call, or find out why the code made one more model call."
         )
@@ -68,9 +64,9 @@ class TestScriptExhausted:
             runtime.exec("Where is A1?", tools=[lookup_order])
         assert str(caught.value) == (
             "ScriptedRuntime ran out of steps: call #1 (tool_round) is not scripted.\n"
-            "It offered options [] and tools ['lookup_order'].\n"
+            "It offered no options and tools ['lookup_order'].\n"
             "Prompt head: 'order A1: shipped'\n"
-            "Scripted (1 steps):\n"
+            "Scripted (1 step):\n"
             "  0. tool_call('lookup_order', order_id='A1')  -> call #0 (turn)\n"
             "Add a step for this call, or find out why the code made one more model call."
         )
@@ -80,7 +76,7 @@ class TestScriptExhausted:
             ScriptedRuntime().exec("Hello?")
         assert str(caught.value) == (
             "ScriptedRuntime ran out of steps: call #0 (turn) is not scripted.\n"
-            "It offered options [] and tools [].\n"
+            "It offered no options and no tools.\n"
             "Prompt head: 'Hello?'\n"
             "Scripted (0 steps):\n"
             "  (no steps)\n"
@@ -156,7 +152,8 @@ class TestScriptMismatch:
         with pytest.raises(ScriptMismatch) as caught:
             decision.make("Decide.", ROUTES, runtime=runtime)
         assert str(caught.value) == (
-            "step 0 picks 'cancel', but call #0 (turn) offered options ['refund', 'escalate'].\n"
+            "ScriptedRuntime: step 0 picks 'cancel', but "
+            "call #0 (turn) offered options ['refund', 'escalate'].\n"
             "To send a pick of an option that was not offered, script the raw reply text "
             """instead: '{"call": "cancel", "args": {"order_id": "A1"}}'"""
         )
@@ -166,7 +163,7 @@ class TestScriptMismatch:
         with pytest.raises(ScriptMismatch) as caught:
             runtime.exec("Say hello.")
         assert str(caught.value) == (
-            "step 0 picks 'refund', but call #0 (turn) offered no options.\n"
+            "ScriptedRuntime: step 0 picks 'refund', but call #0 (turn) offered no options.\n"
             "To send a pick of an option that was not offered, script the raw reply text "
             """instead: '{"call": "refund"}'"""
         )
@@ -176,7 +173,8 @@ class TestScriptMismatch:
         with pytest.raises(ScriptMismatch) as caught:
             decision.make("Decide.", ROUTES, runtime=runtime)
         assert str(caught.value) == (
-            "step 0 calls tool 'lookup_order', but call #0 (turn) offered no tools.\n"
+            "ScriptedRuntime: step 0 calls tool 'lookup_order', but "
+            "call #0 (turn) offered no tools.\n"
             "Offer the tool to the call (tools=[...] or a toolset), or script a reply that does "
             "not call it."
         )
@@ -186,7 +184,7 @@ class TestScriptMismatch:
         with pytest.raises(ScriptMismatch) as caught:
             runtime.exec("Cancel A1.", tools=[lookup_order])
         assert str(caught.value) == (
-            "step 0 calls tool 'cancel_order', but call #0 (turn) offered tools "
+            "ScriptedRuntime: step 0 calls tool 'cancel_order', but call #0 (turn) offered tools "
             "['lookup_order'].\n"
             "Offer the tool to the call (tools=[...] or a toolset), or script a reply that does "
             "not call it."
@@ -196,7 +194,9 @@ class TestScriptMismatch:
         runtime = ScriptedRuntime(
             [tool_call("lookup_order", order_id="A1"), tool_call("cancel_order", order_id="A1")]
         )
-        with pytest.raises(ScriptMismatch, match=r"^step 0 calls tool 'cancel_order'"):
+        with pytest.raises(
+            ScriptMismatch, match=r"^ScriptedRuntime: step 0 calls tool 'cancel_order'"
+        ):
             runtime.exec("Go.", tools=[lookup_order])
         # Nothing ran: the check happens before the reply is handed to the tool loop.
         assert len(runtime.calls) == 1
@@ -205,17 +205,23 @@ class TestScriptMismatch:
     def test_names_the_step_by_its_position(self) -> None:
         runtime = ScriptedRuntime("hello", pick("cancel"))
         runtime.exec("Hi.")
-        with pytest.raises(ScriptMismatch, match=r"^step 1 picks 'cancel', but call #1 \(turn\)"):
+        with pytest.raises(
+            ScriptMismatch, match=r"^ScriptedRuntime: step 1 picks 'cancel', but call #1 \(turn\)"
+        ):
             decision.make("Decide.", ROUTES, runtime=runtime)
 
     def test_a_pick_built_by_a_callable_step_is_checked(self) -> None:
         runtime = ScriptedRuntime(lambda call: pick("cancel"))
-        with pytest.raises(ScriptMismatch, match=r"^step 0 picks 'cancel', but call #0"):
+        with pytest.raises(
+            ScriptMismatch, match=r"^ScriptedRuntime: step 0 picks 'cancel', but call #0"
+        ):
             decision.make("Decide.", ROUTES, runtime=runtime)
 
     def test_a_pick_in_a_repick_is_checked(self) -> None:
         runtime = ScriptedRuntime("unsure", pick("cancel"))
-        with pytest.raises(ScriptMismatch, match=r"^step 1 picks 'cancel', but call #1 \(repick\)"):
+        with pytest.raises(
+            ScriptMismatch, match=r"^ScriptedRuntime: step 1 picks 'cancel', but call #1 \(repick\)"
+        ):
             decision.make("Decide.", ROUTES, runtime=runtime)
 
     def test_a_tool_call_in_a_repick_is_checked(self) -> None:
@@ -223,7 +229,8 @@ class TestScriptMismatch:
         with pytest.raises(ScriptMismatch) as caught:
             runtime.exec("Go.", tools=[lookup_order], choices=ROUTES)
         assert str(caught.value).startswith(
-            "step 1 calls tool 'lookup_order', but call #1 (repick) offered no tools.\n"
+            "ScriptedRuntime: step 1 calls tool 'lookup_order', but "
+            "call #1 (repick) offered no tools.\n"
         )
 
     async def test_on_the_async_path(self) -> None:
@@ -231,7 +238,7 @@ class TestScriptMismatch:
             await asyncio.sleep(0)
             return pick("cancel")
 
-        with pytest.raises(ScriptMismatch, match=r"^step 0 picks 'cancel'"):
+        with pytest.raises(ScriptMismatch, match=r"^ScriptedRuntime: step 0 picks 'cancel'"):
             await decision.make_async("Decide.", ROUTES, runtime=ScriptedRuntime(step))
 
     def test_a_function_runtime_names_its_function(self) -> None:
@@ -239,7 +246,8 @@ class TestScriptMismatch:
         with pytest.raises(ScriptMismatch) as caught:
             decision.make("Decide.", ROUTES, runtime=runtime)
         assert str(caught.value) == (
-            "the function's step picks 'cancel', but call #0 (turn) offered options "
+            "FunctionRuntime: the function's step picks 'cancel', but "
+            "call #0 (turn) offered options "
             "['refund', 'escalate'].\n"
             "To send a pick of an option that was not offered, script the raw reply text "
             """instead: '{"call": "cancel"}'"""
@@ -279,11 +287,11 @@ class TestUnusedSteps:
         with pytest.raises(UnusedSteps) as caught:
             runtime.assert_complete()
         assert str(caught.value) == (
-            "ScriptedRuntime: 3 scripted step(s) never used:\n"
+            "ScriptedRuntime: 3 scripted steps were never used:\n"
             "  1. 'extra reply'\n"
             "  2. tool_call('lookup_order', order_id='A1')\n"
             "  3. error(TimeoutError('slow'))\n"
-            "The code made 1 model call(s); remove the unused steps, or find out why the code "
+            "The code made 1 model call; remove the unused steps, or find out why the code "
             "stopped early."
         )
 
@@ -291,9 +299,9 @@ class TestUnusedSteps:
         with pytest.raises(UnusedSteps) as caught:
             ScriptedRuntime(pick("refund")).assert_complete()
         assert str(caught.value) == (
-            "ScriptedRuntime: 1 scripted step(s) never used:\n"
+            "ScriptedRuntime: 1 scripted step was never used:\n"
             "  0. pick('refund')\n"
-            "The code made 0 model call(s); remove the unused steps, or find out why the code "
+            "The code made 0 model calls; remove the unused steps, or find out why the code "
             "stopped early."
         )
 
@@ -310,7 +318,7 @@ class TestUnusedSteps:
         class TicketModel(ScriptedRuntime):
             pass
 
-        with pytest.raises(UnusedSteps, match=r"^TicketModel: 1 scripted step\(s\) never used"):
+        with pytest.raises(UnusedSteps, match=r"^TicketModel: 1 scripted step was never used"):
             TicketModel("x").assert_complete()
         with pytest.raises(ScriptExhausted, match=r"^TicketModel ran out of steps"):
             TicketModel().exec("Hi.")

@@ -105,12 +105,12 @@ def test_lenient(decision_provider):
     result = project.runpytest("--tb=short")
     result.assert_outcomes(passed=2, errors=1)
     assert error_text(result) == (
-        "fake_runtimes._errors.UnusedSteps: FakeDecisionProvider: 3 scripted answer(s) never "
-        "used:\n"
+        "fake_runtimes._errors.UnusedSteps: FakeDecisionProvider: 3 scripted answers were "
+        "never used:\n"
         "  answers['urgent']: choose('yes', p=1)\n"
         "  answers['anger'][0]: score(1)\n"
         "  answers['anger'][1]: score(2)\n"
-        "The code made 0 decision request(s); remove the unused answers, or find out why the "
+        "The code made 0 decision requests; remove the unused answers, or find out why the "
         "code stopped early."
     )
 
