@@ -23,7 +23,7 @@ from fake_runtimes._steps import (
     describe_step,
     plural,
 )
-from pytest_opdecide import CallRecord, ModelReply, ModelRequest, Runtime, ToolCall, Usage
+from pytest_opdecide import ModelReply, ModelRequest, Runtime, ToolCall, Usage
 
 __all__ = ["FakeRuntime", "FunctionRuntime", "ScriptedRuntime"]
 
@@ -67,24 +67,6 @@ class FakeRuntime(Runtime):
         self._lock = threading.Lock()
         self._count = 0
         self._tool_ids = 0
-
-    @property
-    def calls(self) -> list[CallRecord]:
-        """Every model call made, in order (``.prompt``, ``.menu``, ``.options``, ``.tools``,
-        ``.kind``, ``.reply``)."""
-        return self.trace.calls
-
-    @property
-    def last_call(self) -> CallRecord:
-        """The most recent model call.
-
-        Raises:
-            AssertionError: No call was made yet.
-        """
-        calls = self.trace.calls
-        if not calls:
-            raise AssertionError(f"{type(self).__name__} received no model call yet")
-        return calls[-1]
 
     def _next_call(self, request: ModelRequest) -> FakeCall:
         with self._lock:

@@ -132,6 +132,26 @@ class Runtime:
                 raise ValueError("'none' is reserved: it means no tools")
             self.toolsets[name] = list(members)
 
+    # --- the trace, as tests read it --------------------------------------------------------
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """Every model call made, in order (``.prompt``, ``.menu``, ``.options``, ``.tools``,
+        ``.kind``, ``.reply``, ``.parent``): the same for fake and real runtimes."""
+        return self.trace.calls
+
+    @property
+    def last_call(self) -> CallRecord:
+        """The most recent model call.
+
+        Raises:
+            AssertionError: No call was made yet.
+        """
+        calls = self.trace.calls
+        if not calls:
+            raise AssertionError(f"{type(self).__name__} received no model call yet")
+        return calls[-1]
+
     # --- what subclasses implement -------------------------------------------------------------
 
     def call_model(self, request: ModelRequest) -> ModelReply:
