@@ -30,7 +30,7 @@ docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 demo: $(STAMP)
-	$(BIN)/python -m pytest_opdecide.demo
+	$(BIN)/python scripts/demo.py
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
