@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 test: lint typecheck unit docs
 
 lint: $(STAMP)
-	$(BIN)/ruff check pytest_opdecide fake_runtimes tests benchmarks
-	$(BIN)/ruff format --check pytest_opdecide fake_runtimes tests benchmarks
+	$(BIN)/ruff check pytest_opdecide fake_runtimes tests benchmarks examples scripts
+	$(BIN)/ruff format --check pytest_opdecide fake_runtimes tests benchmarks examples scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

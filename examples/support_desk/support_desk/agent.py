@@ -13,7 +13,7 @@ Three steps, each one a kind of decision a model makes:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pytest_opdecide import Agent, FromContext, Param, agent, decision
 from pytest_opdecide.questions import ThreadState, decide
@@ -92,7 +92,10 @@ class Triage:
 class SupportDesk(Agent):
     """Triage, route and handle support tickets."""
 
-    method_options = {"lookup_order": {"tool": True}, "refund_policy": {"tool": True}}
+    method_options: ClassVar[dict[str, dict[str, Any]]] = {
+        "lookup_order": {"tool": True},
+        "refund_policy": {"tool": True},
+    }
 
     def __init__(self, runtime: Any = None, provider: Any = None, model: str = "") -> None:
         super().__init__(runtime)
@@ -146,7 +149,9 @@ class SupportDesk(Agent):
         topic = result.answers["topic"]
         urgency = result.answers["urgency"]
         human = result.answers["needs_human"]
-        assert topic.type == "choice" and urgency.type == "score" and human.type == "boolean"
+        assert topic.type == "choice"
+        assert urgency.type == "score"
+        assert human.type == "boolean"
         return Triage(urgency.score, topic.choice, dict(topic.probabilities), human.probability)
 
     def route(self, ticket: dict[str, Any]) -> Any:

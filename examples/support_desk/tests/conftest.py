@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from support_desk import SupportDesk
 
 LOST_PARCEL: dict[str, Any] = {

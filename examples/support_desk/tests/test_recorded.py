@@ -8,6 +8,8 @@ DecisionError, complete distributions), never that its answer is right.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from conftest import LOST_PARCEL
 
@@ -19,10 +21,11 @@ def test_route_with_a_real_model(desk, runtime):
     try:
         result = desk.route(LOST_PARCEL)
     except DecisionError as error:
-        assert error.attempts == 2  # the first pick and one re-pick, both recorded
-        result = None
+        result = error
     if isinstance(result, dict) and result.get("action") == "refund":
         assert result["order_id"] == "A-1002"  # from the context, never from the model
+    if isinstance(result, DecisionError):
+        assert result.attempts == 2  # the first pick and one re-pick, both recorded
     kinds = [call.kind for call in runtime.calls]
     assert kinds in (["turn"], ["turn", "repick"])
     assert runtime.calls[0].tools == []
@@ -30,10 +33,9 @@ def test_route_with_a_real_model(desk, runtime):
 
 @pytest.mark.opdecide(cassette=True, model="smollm2-135m-instruct-tools")
 def test_handle_with_real_tool_calls(desk, runtime):
-    try:
+    # A 135M model may loop on tools or never pick: the trace is what we check.
+    with contextlib.suppress(DecisionError, ToolLoopError):
         desk.handle(LOST_PARCEL)
-    except (DecisionError, ToolLoopError):
-        pass  # a 135M model may loop on tools or never pick: the trace is what we check
     first = runtime.calls[0]
     assert first.tools == ["lookup_order", "refund_policy"]
     assert first.options == ["refund", "escalate", "close"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import HAPPY_CUSTOMER, LOST_PARCEL
+from support_desk import HANDLE_CHOICES, ROUTE_OPTIONS, SupportDesk
 
 from fake_runtimes import ScriptedRuntime, every_option, invalid_replies, pick, tool_call
 from pytest_opdecide import DecisionError
-from support_desk import HANDLE_CHOICES, ROUTE_OPTIONS, SupportDesk
 
 
 @pytest.mark.opdecide(script=[pick("refund", amount=24.5, reason="lost")])
@@ -28,7 +28,8 @@ def test_the_model_cannot_choose_the_order_or_refund_more_than_it_cost(desk):
     # order_id is filled from the context; the model's value is ignored.
     result = desk.route(LOST_PARCEL)
     assert result["order_id"] == "A-1002"
-    assert result["amount"] == 24.5 and result["capped"] is True
+    assert result["amount"] == 24.5
+    assert result["capped"] is True
 
 
 @pytest.mark.opdecide(script=["Looks fine to me.", pick("close")])
@@ -65,7 +66,8 @@ def test_invalid_replies_end_in_a_decision_error(bad):
 )
 def test_handle_looks_the_order_up_then_refunds(runtime, desk):
     result = desk.handle(LOST_PARCEL)
-    assert result["action"] == "refund" and result["amount"] == 24.5
+    assert result["action"] == "refund"
+    assert result["amount"] == 24.5
     turn, after_lookup, after_policy = runtime.calls
     assert turn.tools == ["lookup_order", "refund_policy"]
     assert turn.options == list(HANDLE_CHOICES)

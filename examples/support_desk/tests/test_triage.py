@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import LOST_PARCEL
+from support_desk import SupportDesk
 
 from fake_runtimes import FakeDecisionProvider, choose, probability, score
-from support_desk import SupportDesk
 
 
 @pytest.mark.opdecide(
@@ -33,4 +33,5 @@ async def test_unscripted_questions_get_stable_seeded_answers():
     again = await SupportDesk(provider=FakeDecisionProvider(seed=7)).triage(LOST_PARCEL)
     assert first == again
     assert first.topic in {"billing", "shipping", "product", "account"}
-    assert 0 <= first.urgency <= 3 and 0 <= first.needs_human <= 1
+    assert 0 <= first.urgency <= 3
+    assert 0 <= first.needs_human <= 1
