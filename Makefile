@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint typecheck unit docs demo bench clean
+.PHONY: test lint typecheck unit docs demo bench cassettes clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,12 +25,17 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider
+	$(BIN)/python -m pytest -c examples/support_desk/pyproject.toml \
+		--rootdir examples/support_desk examples/support_desk -q
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
+
+cassettes: $(STAMP)
+	scripts/record-cassettes
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
