@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["main"]
+
+
+_DETAIL_WIDTH = 140
 
 
 class UsageError(Exception):
@@ -49,6 +53,51 @@ def _menu(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{option} takes KEY=VALUE, got {value!r}")
+        pairs[key.strip()] = text
+    return pairs
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pytest_opdecide.conformance import run_checks
+
+    factory = load_object(args.factory)
+    if not callable(factory):
+        raise UsageError(
+            f"{args.factory} is a {type(factory).__name__}, not a provider factory: name a "
+            "callable that takes a ProviderFactoryConfig and returns a provider"
+        )
+    config = _pairs(args.config, "--config")
+    capabilities = _pairs(args.capability, "--capability")
+    try:
+        report = run_checks(args.factory, config, capabilities=capabilities)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+    else:
+        sys.stdout.write(_check_table(report))
+    return 0 if report.ok else 1
+
+
+def _check_table(report: Any) -> str:
+    """One row per check (name, outcome, first line of the detail), then the summary."""
+    width = max((len(result.name) for result in report.results), default=0)
+    lines = [f"opdecide check {report.target}", ""]
+    for result in report.results:
+        detail = result.detail.strip().splitlines()[0] if result.detail.strip() else ""
+        if len(detail) > _DETAIL_WIDTH:
+            detail = detail[: _DETAIL_WIDTH - 3] + "..."
+        lines.append(f"{result.name:<{width}}  {result.outcome:<7}  {detail}".rstrip())
+    lines += ["", report.summary()]
+    return "\n".join(lines) + "\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="opdecide", description="Tools for testing LLM decision code."
@@ -62,6 +111,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="an options dict/list (or a function returning one)",
     )
     menu.set_defaults(run=_menu)
+    check = commands.add_parser(
+        "check",
+        help="run the decision-provider conformance checks against a provider factory",
+        description="Run the DecisionProviderTests checks against a provider factory and print "
+        "one row per check. Exit status: 0 when every check passes (or is skipped), 1 when "
+        "one fails, 2 for a usage error.",
+    )
+    check.add_argument(
+        "factory",
+        metavar="MODULE:FACTORY",
+        help="a callable taking a ProviderFactoryConfig and returning a provider",
+    )
+    check.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config value for the factory (api_key, base_url, timeout, model...); repeatable",
+    )
+    check.add_argument(
+        "--capability",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a declared capability (max_options=26, supported_question_types=choice,boolean, "
+        "needs_backend=false...); repeatable",
+    )
+    check.add_argument(
+        "--format", choices=("text", "json"), default="text", help="the report format"
+    )
+    check.set_defaults(run=_check)
     return parser
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "support_desk"
 PROVIDERS = [
-    ("FakeDecisionProvider", "fake_runtimes:FakeDecisionProvider"),
+    ("FakeDecisionProvider", "pytest_opdecide.conformance.builtin:fake_provider"),
     ("OpenAICompatibleDecisionProvider", "pytest_opdecide.questions:openai_compatible"),
     ("RuntimeDecisionProvider", "pytest_opdecide.conformance.builtin:runtime_provider"),
 ]

@@ -1,0 +1,145 @@
+"""The guard test: a standard check cannot be deleted, or overridden without an xfail reason."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import pytest
+from hypothesis import strategies as st
+
+from pytest_opdecide import conformance
+from pytest_opdecide.conformance import ConformanceError, DecisionProviderTests, RuntimeTests
+from pytest_opdecide.conformance._standard import check_standard_checks, standard_checks
+
+PRELOADED = (conformance.DecisionProviderTests, st.SearchStrategy)  # see test_gallery.py
+
+PYTEST_ARGS = ["-p", "no:cacheprovider"]
+if importlib.util.find_spec("pytest_asyncio") is not None:
+    PYTEST_ARGS += ["-o", "asyncio_default_fixture_loop_scope=function"]
+
+HEADER = """
+import pytest
+from fake_runtimes import FakeDecisionProvider
+from pytest_opdecide.conformance import DecisionProviderTests
+
+
+def factory(config):
+    return FakeDecisionProvider()
+
+
+class TestProvider(DecisionProviderTests):
+    provider_factory = factory
+    needs_backend = False
+"""
+
+
+def run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
+    pytester.makepyfile(test_provider=HEADER + textwrap.indent(textwrap.dedent(body), "    "))
+    return pytester.runpytest(
+        *PYTEST_ARGS, "-k", "no_standard_check_removed or choice_answers or identity", "-rxX"
+    )
+
+
+def test_every_standard_check_is_guarded() -> None:
+    provider_checks = standard_checks(DecisionProviderTests)
+    runtime_checks = standard_checks(RuntimeTests)
+    assert "test_identity" in provider_checks
+    assert "test_property_based_requests" in provider_checks
+    assert "test_no_standard_check_removed" not in provider_checks
+    assert "test_async_twin_matches_sync" in runtime_checks
+    for checks in (provider_checks, runtime_checks):
+        for name, check in checks.items():
+            assert check.__doc__, f"{name} has a docstring"
+            assert "Fix" in check.__doc__, f"{name} says how to fix a failure"
+
+
+def test_an_untouched_subclass_passes_the_guard(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "")
+    result.assert_outcomes(passed=3)
+
+
+def test_deleting_a_check_fails_the_guard(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "test_choice_answers = None\n")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*standard_check: TestProvider drops standard checks of DecisionProviderTests: "
+            "test_choice_answers is deleted (set to None in TestProvider)*",
+            "*How to fix:*xfail*",
+        ]
+    )
+
+
+def test_overriding_a_check_without_xfail_fails_the_guard(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        def test_choice_answers(self, provider, recording_transport):
+            pass
+        """,
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*test_choice_answers is overridden in TestProvider without @pytest.mark.xfail*"]
+    )
+
+
+def test_an_xfail_without_a_reason_does_not_count(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.xfail
+        def test_identity(self, provider):
+            raise AssertionError("not today")
+        """,
+    )
+    result.assert_outcomes(passed=1, failed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*test_identity is overridden in TestProvider without*"])
+
+
+def test_an_override_marked_xfail_with_a_reason_is_accepted(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        @pytest.mark.xfail(reason="our labels are words, not letters", strict=True)
+        def test_choice_answers(self, provider, recording_transport):
+            super().test_choice_answers(provider, recording_transport)
+            raise AssertionError("known gap")
+        """,
+    )
+    result.assert_outcomes(passed=2, xfailed=1)
+    result.stdout.fnmatch_lines(["*XFAIL*test_choice_answers*our labels are words*"])
+
+
+def test_the_runtime_suite_is_guarded_too(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_runtime="""
+        from fake_runtimes import ScriptedRuntime
+        from pytest_opdecide.conformance import RuntimeTests, RuntimeUnderTest
+
+
+        class TestRuntime(RuntimeTests):
+            def scripted_runtime(self, replies):
+                return RuntimeUnderTest.from_trace(ScriptedRuntime(*replies))
+
+            test_async_twin_matches_sync = None
+        """
+    )
+    result = pytester.runpytest(*PYTEST_ARGS)
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*runtime: standard_check: *test_async_twin_matches_sync is deleted (set to None in*"]
+    )
+
+
+def test_check_standard_checks_names_every_dropped_check() -> None:
+    class Dropped(DecisionProviderTests):
+        test_identity = None  # type: ignore[assignment]
+
+        def test_usage_and_model(self) -> None:  # type: ignore[override]
+            pass
+
+    with pytest.raises(ConformanceError) as caught:
+        check_standard_checks(Dropped, DecisionProviderTests)
+    assert caught.value.value == ["test_identity", "test_usage_and_model"]
