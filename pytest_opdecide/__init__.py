@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_opdecide import decision
     from pytest_opdecide._agent import Agent, agent, agent_async
+    from pytest_opdecide._cassettes import CassetteCorrupt, CassetteMismatch, UnplayedInteractions
     from pytest_opdecide._binding import current_runtime, use_runtime
     from pytest_opdecide._errors import DecisionError, ToolLoopError
     from pytest_opdecide._guard import RealCallBlocked
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     )
     from pytest_opdecide._runtime import Runtime, tool_spec
     from pytest_opdecide._schema import FromContext, Param
+    from pytest_opdecide._snapshots import SnapshotMismatch
     from pytest_opdecide._trace import CallRecord, CallTrace
 
 __version__ = "0.1.0"
@@ -39,6 +41,8 @@ _WHERE = {
     "CallKind": "_messages",
     "CallRecord": "_trace",
     "CallTrace": "_trace",
+    "CassetteCorrupt": "_cassettes",
+    "CassetteMismatch": "_cassettes",
     "DecisionError": "_errors",
     "FromContext": "_schema",
     "Message": "_messages",
@@ -47,9 +51,11 @@ _WHERE = {
     "Param": "_schema",
     "RealCallBlocked": "_guard",
     "Runtime": "_runtime",
+    "SnapshotMismatch": "_snapshots",
     "ToolCall": "_messages",
     "ToolLoopError": "_errors",
     "ToolSpec": "_messages",
+    "UnplayedInteractions": "_cassettes",
     "Usage": "_messages",
     "agent": "_agent",
     "agent_async": "_agent",
@@ -63,6 +69,8 @@ __all__ = [
     "CallKind",
     "CallRecord",
     "CallTrace",
+    "CassetteCorrupt",
+    "CassetteMismatch",
     "DecisionError",
     "FromContext",
     "Message",
@@ -71,9 +79,11 @@ __all__ = [
     "Param",
     "RealCallBlocked",
     "Runtime",
+    "SnapshotMismatch",
     "ToolCall",
     "ToolLoopError",
     "ToolSpec",
+    "UnplayedInteractions",
     "Usage",
     "agent",
     "agent_async",

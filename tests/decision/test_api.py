@@ -41,6 +41,46 @@ def test_package_names() -> None:
     assert pytest_opdecide.__all__ == sorted(pytest_opdecide.__all__)
 
 
+PACKAGE_SURFACE = [
+    "Agent",
+    "CallKind",
+    "CallRecord",
+    "CallTrace",
+    "CassetteCorrupt",
+    "CassetteMismatch",
+    "DecisionError",
+    "FromContext",
+    "Message",
+    "ModelReply",
+    "ModelRequest",
+    "Param",
+    "RealCallBlocked",
+    "Runtime",
+    "SnapshotMismatch",
+    "ToolCall",
+    "ToolLoopError",
+    "ToolSpec",
+    "UnplayedInteractions",
+    "Usage",
+    "agent",
+    "agent_async",
+    "current_runtime",
+    "decision",
+    "tool_spec",
+    "use_runtime",
+]
+
+
+def test_the_package_surface_is_pinned() -> None:
+    """Adding or removing a public name is a decision: change this list with it."""
+    assert pytest_opdecide.__all__ == PACKAGE_SURFACE
+    for name in PACKAGE_SURFACE:
+        assert getattr(pytest_opdecide, name) is not None, name
+    assert sorted(name for name in dir(pytest_opdecide) if name in PACKAGE_SURFACE) == (
+        PACKAGE_SURFACE
+    )
+
+
 @pytest.mark.parametrize("fn", [decision.make, decision.make_async])
 def test_make_signature(fn: Any) -> None:
     assert _shape(fn) == [
