@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_opdecide import decision
     from pytest_opdecide._agent import Agent, agent, agent_async
-    from pytest_opdecide._cassettes import CassetteCorrupt, CassetteMismatch, UnplayedInteractions
     from pytest_opdecide._binding import current_runtime, use_runtime
+    from pytest_opdecide._cassettes import CassetteCorrupt, CassetteMismatch, UnplayedInteractions
     from pytest_opdecide._errors import DecisionError, ToolLoopError
     from pytest_opdecide._guard import RealCallBlocked
     from pytest_opdecide._messages import (
@@ -105,4 +105,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted({*globals(), *__all__})
