@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +13,10 @@ import pytest
 from pytest_opdecide._runtime import Runtime
 from pytest_opdecide._settings import Settings
 
-__all__ = ["real_decision_provider", "real_runtime"]
+__all__ = ["default_runtime", "real_decision_provider", "real_runtime"]
+
+_cassette_key = pytest.StashKey[contextlib.ExitStack]()
+"""The open cassette of a test, shared by its ``runtime`` and ``decision_provider``."""
 
 
 def _runtime_from_hook(request: pytest.FixtureRequest, settings: Settings) -> Runtime:
@@ -23,9 +28,100 @@ def _runtime_from_hook(request: pytest.FixtureRequest, settings: Settings) -> Ru
                 pytrace=False,
             )
         return supplied
+    return default_runtime(settings.base_url or "", settings.model)
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    import httpx
+
+    return httpx.create_ssl_context()
+
+
+def default_runtime(base_url: str, model: str | None) -> Runtime:
+    """The runtime a cassette or live test gets when no hook supplies one.
+
+    An ``OpenAICompatibleRuntime`` whose transports share one SSL context: httpx builds a new
+    one for every client (it loads the CA bundle, tens of milliseconds), which every test would
+    pay again, for a cassette test that never opens a connection too.
+    """
+    import httpx
+
     from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
-    return OpenAICompatibleRuntime(settings.base_url or "", model=settings.model)
+    context = _ssl_context()
+    return OpenAICompatibleRuntime(
+        base_url,
+        model=model,
+        transport=httpx.HTTPTransport(verify=context),
+        async_transport=httpx.AsyncHTTPTransport(verify=context),
+    )
+
+
+def _closable(runtime: Runtime) -> bool:
+    """Whether the fixture closes the runtime's connections after the test.
+
+    An ``OpenAICompatibleRuntime`` stays usable after ``close()`` (a later call opens a new
+    client), so one supplied by the hook, even shared between tests, is closed too.
+    """
+    from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+    return isinstance(runtime, OpenAICompatibleRuntime)
+
+
+def _use_cassette(request: pytest.FixtureRequest, settings: Settings, mode: str) -> None:
+    """Wire the test's HTTP requests to its cassette, once per test.
+
+    The ``runtime`` and ``decision_provider`` fixtures of one test share one cassette: two
+    cassettes on one file would each record half of the requests and overwrite each other.
+    """
+    node = request.node
+    if mode == "live" or _cassette_key in node.stash:
+        return
+    from pytest_opdecide._cassettes import cassette_for
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(cassette_for(request, settings, mode))
+    node.stash[_cassette_key] = stack
+
+    def close() -> None:
+        del node.stash[_cassette_key]
+        stack.close()
+
+    request.addfinalizer(close)
+
+
+def _close_async_after_each_call(runtime: Any) -> None:
+    """Make the runtime close its async connections whenever no async call is in flight.
+
+    An async test's event loop (pytest-asyncio's) is closed before the test's fixtures are torn
+    down, so the fixture cannot close them on it any more; left open, their sockets warn when
+    collected (an error in a strict suite). A new connection per call costs little in a test.
+    """
+    aclose = getattr(runtime, "aclose", None)
+    if not callable(aclose) or getattr(runtime, "_opdecide_closes_async", False):
+        return
+    runtime._opdecide_closes_async = True
+    original = runtime.call_model_async
+    in_flight = 0
+
+    async def call_model_async(request: Any) -> Any:
+        nonlocal in_flight
+        in_flight += 1
+        try:
+            return await original(request)
+        finally:
+            in_flight -= 1
+            if not in_flight:
+                await aclose()
+
+    runtime.call_model_async = call_model_async
+
+
+def _close(runtime: Any) -> None:
+    close = getattr(runtime, "close", None)
+    if callable(close):
+        close()
 
 
 @contextlib.contextmanager
@@ -34,13 +130,15 @@ def real_runtime(
 ) -> Iterator[Runtime]:
     """The real runtime of a cassette test, wired to its cassette unless live."""
     runtime = _runtime_from_hook(request, settings)
-    if mode == "live":
+    closable = _closable(runtime)
+    if closable:
+        _close_async_after_each_call(runtime)
+    _use_cassette(request, settings, mode)
+    try:
         yield runtime
-        return
-    from pytest_opdecide._cassettes import cassette_for
-
-    with cassette_for(request, settings, mode):
-        yield runtime
+    finally:
+        if closable:
+            _close(runtime)
 
 
 def real_decision_provider(request: pytest.FixtureRequest, settings: Settings, mode: str) -> Any:
@@ -54,10 +152,5 @@ def real_decision_provider(request: pytest.FixtureRequest, settings: Settings, m
         supplied = OpenAICompatibleDecisionProvider(
             base_url=settings.base_url or "", model=settings.model
         )
-    if mode != "live":
-        from pytest_opdecide._cassettes import cassette_for
-
-        stack = contextlib.ExitStack()
-        stack.enter_context(cassette_for(request, settings, mode))
-        request.addfinalizer(stack.close)
+    _use_cassette(request, settings, mode)
     return supplied

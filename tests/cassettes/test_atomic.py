@@ -1,0 +1,164 @@
+"""A cassette is whole or absent; a broken one says which file and how to record it again."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+from _openai_server import OpenAIServer
+
+from ._support import cassette, contents, dedent, error_text
+
+TESTS = dedent(
+    """
+    import pytest
+    from pytest_opdecide import decision
+
+    OPTIONS = {"alpha": "A", "beta": "B"}
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_flow(runtime):
+        assert decision.make("First.", OPTIONS) == "A"
+        assert decision.make("Second.", OPTIONS) == "A"
+    """
+)
+
+BROKEN_SERIALIZER = dedent(
+    """
+    import importlib
+
+    import pytest
+
+    @pytest.fixture(autouse=True)
+    def crash_while_saving(monkeypatch):
+        # Through sys.modules: an in-process pytester run may re-import the module.
+        _cassettes = importlib.import_module("pytest_opdecide._cassettes")
+
+        def serialize(data):
+            raise OSError("disk full (simulated)")
+        monkeypatch.setattr(_cassettes.ReadableYaml, "serialize", staticmethod(serialize))
+    """
+)
+
+BROKEN_WRITE = dedent(
+    """
+    import os
+    import pytest
+
+    @pytest.fixture(autouse=True)
+    def crash_after_half_a_file(monkeypatch):
+        real_fsync = os.fsync
+
+        def fsync(fd):
+            os.write(fd, b"garbage that must never be seen")
+            raise OSError("power cut (simulated)")
+        monkeypatch.setattr(os, "fsync", fsync)
+    """
+)
+
+
+def test_a_test_that_fails_while_recording_writes_nothing(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makepyfile(test_atomic=TESTS + "    assert False, 'the test failed'\n")
+    project.runpytest("--opdecide-record=once").assert_outcomes(failed=1)
+    assert len(server.completions) == 2  # it did talk to the server...
+    assert contents(project) == {}  # ...and kept nothing
+
+
+def test_a_failing_test_leaves_the_old_cassette_alone(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makepyfile(test_atomic=TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    before = contents(project)
+    project.makepyfile(test_atomic=TESTS + "    assert False, 'the test failed'\n")
+    project.runpytest("--opdecide-record=rewrite").assert_outcomes(failed=1)
+    assert contents(project) == before
+
+
+@pytest.mark.parametrize("crash", [BROKEN_SERIALIZER, BROKEN_WRITE], ids=["serializer", "write"])
+def test_a_crash_while_saving_leaves_no_partial_file(
+    project: pytest.Pytester, server: OpenAIServer, crash: str
+) -> None:
+    project.makeconftest(crash)
+    project.makepyfile(test_atomic=TESTS)
+    result = project.runpytest("--opdecide-record=once")
+    result.assert_outcomes(passed=1, errors=1)
+    assert "simulated" in result.stdout.str()
+    assert contents(project) == {}  # no cassette, no temporary file left behind
+
+
+def test_a_crash_while_rewriting_keeps_the_old_cassette(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makepyfile(test_atomic=TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    before = contents(project)
+    project.makeconftest(BROKEN_WRITE)
+    project.runpytest("--opdecide-record=rewrite").assert_outcomes(passed=1, errors=1)
+    assert contents(project) == before
+
+
+def test_a_crash_while_saving_does_not_leave_http_patched(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    """vcrpy leaves its patches in place when saving raises: the next test would then talk
+    to a cassette that no longer exists."""
+    project.makeconftest(BROKEN_SERIALIZER)
+    project.makepyfile(
+        test_atomic=TESTS
+        + dedent(
+            """
+
+            def test_after():
+                import httpx
+                # vcrpy's patch wraps the method (functools.wraps): no wrapper may be left.
+                assert not hasattr(httpx.HTTPTransport.handle_request, "__wrapped__")
+            """
+        )
+    )
+    result = project.runpytest("--opdecide-record=once")
+    result.assert_outcomes(passed=2, errors=1)
+
+
+def test_written_files_have_the_usual_mode(project: pytest.Pytester, server: OpenAIServer) -> None:
+    project.makepyfile(test_atomic=TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    path = cassette(project, "test_atomic", "test_flow")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    assert mode & 0o044 == 0o044, oct(mode)  # readable by others, as git checks it out
+    path.chmod(0o640)
+    project.runpytest("--opdecide-record=rewrite").assert_outcomes(passed=1)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640  # a rewrite keeps the file's mode
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda text: text[: len(text) // 2], "truncated"),
+        (lambda text: text.replace("version: 1", ""), "truncated"),
+        (lambda text: "<<<<<<< HEAD\n" + text, "ScannerError"),
+        (lambda text: "- just\n- a list\n", "not a cassette"),
+        (lambda text: text.replace("  response:", "  responsx:", 1), "KeyError"),
+        (lambda text: "", "not a cassette"),
+    ],
+    ids=["half", "no-version", "merge-conflict", "a-list", "missing-key", "empty"],
+)
+def test_a_corrupt_cassette_names_the_file_and_how_to_record_it(
+    project: pytest.Pytester, server: OpenAIServer, damage: object, reason: str
+) -> None:
+    project.makepyfile(test_atomic=TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    path = cassette(project, "test_atomic", "test_flow")
+    assert callable(damage)
+    path.write_text(damage(path.read_text()))
+    server.reset()
+    result = project.runpytest()
+    result.assert_outcomes(errors=1)
+    message = error_text(result)
+    assert f"CassetteCorrupt: cassette {path} is corrupt or truncated (" in message
+    assert reason in message
+    assert "re-record it: start the local model (scripts/local-model start), then run" in message
+    assert "    pytest 'test_atomic.py::test_flow' --opdecide-record=rewrite" in message
+    assert server.received == []

@@ -1,0 +1,173 @@
+"""Matching: JSON bodies by content, volatile paths ignored, a diff when nothing matches."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _openai_server import OpenAIServer
+
+from pytest_opdecide._cassettes import PLACEHOLDER, _drop_path, comparable_body
+
+from ._support import dedent, error_text
+
+BODY_TESTS = dedent(
+    """
+    import json
+    import os
+    import time
+    import uuid
+
+    import httpx
+    import pytest
+
+    def send(runtime, body):
+        with httpx.Client() as client:
+            response = client.post(
+                runtime.url, content=json.dumps(body), headers={"content-type": "application/json"}
+            )
+        return response.json()["choices"][0]["message"]["content"]
+
+    @pytest.mark.opdecide(cassette=True, volatile=["request_id", "meta.sent_at", "messages.*.id"])
+    def test_body(runtime):
+        body = {
+            "model": "m",
+            "request_id": str(uuid.uuid4()),
+            "meta": {"sent_at": time.time(), "team": "support"},
+            "messages": [{"id": str(uuid.uuid4()), "role": "user", "content": "Hi."}],
+        }
+        if os.environ.get("REVERSED"):
+            body = dict(reversed(body.items()))
+            body["meta"] = dict(reversed(body["meta"].items()))
+            body["messages"][0] = dict(reversed(body["messages"][0].items()))
+        assert send(runtime, body) == "Hello from the test server."
+    """
+)
+
+
+def test_key_order_and_volatile_paths_are_ignored(
+    project: pytest.Pytester, server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(test_match=BODY_TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    server.reset()
+    # New ids and times on every run, and the keys in the opposite order: still a match.
+    monkeypatch.setenv("REVERSED", "1")
+    project.runpytest().assert_outcomes(passed=1)
+    assert server.received == []
+
+    # Without the volatile paths the same replay fails, and the error says how to fix it.
+    project.makepyfile(
+        test_match=BODY_TESTS.replace(
+            ', volatile=["request_id", "meta.sent_at", "messages.*.id"]', ""
+        )
+    )
+    result = project.runpytest()
+    result.assert_outcomes(failed=1)
+    message = error_text(result)
+    assert (
+        "Fields that differ: messages.0.id, meta.sent_at, request_id. If they change on every "
+        "run (an id, a timestamp), ignore them with @pytest.mark.opdecide(volatile=["
+        "'messages.0.id', 'meta.sent_at', 'request_id']) (a * matches every list item or key)."
+    ) in " ".join(message.splitlines())
+    lines = message.splitlines()
+    assert sum(line.startswith("-request_id: ") for line in lines) == 1
+    assert sum(line.startswith("+request_id: ") for line in lines) == 1
+
+
+MENU_TESTS = dedent(
+    """
+    import pytest
+    from pytest_opdecide import decision
+
+    OPTIONS = {"refund": "R", "escalate": "E", "close": "C"}
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_flow(runtime):
+        decision.make("Ticket 1: the parcel is late.", OPTIONS)
+        decision.make("Ticket 2: the invoice is wrong.", OPTIONS)
+        decision.make("Ticket 3: thanks, all good.", OPTIONS)
+    """
+)
+
+
+def test_a_mismatch_shows_a_diff_against_the_nearest_request(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makepyfile(test_mismatch=MENU_TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    project.makepyfile(test_mismatch=MENU_TESTS.replace("invoice is wrong", "invoice is late"))
+    result = project.runpytest()
+    result.assert_outcomes(failed=1)
+    message = error_text(result)
+    lines = message.splitlines()
+    assert "CassetteMismatch: the test sent a request that is not in cassette" in lines[0]
+    assert lines[0].endswith("cassettes/test_mismatch/test_flow.yaml (record mode none):")
+    assert lines[1].startswith("    POST http://127.0.0.1:")
+    assert lines[1].endswith("/v1/chat/completions")
+    assert "Nearest recorded request: #1 of 3:" in lines
+    assert "--- recorded #1" in lines
+    assert "+++ sent now" in lines
+    # The prompt is diffed line by line, as it reads in the cassette.
+    changed = [line for line in lines if line.startswith(("-", "+"))]
+    assert [line for line in changed if not line.startswith(("---", "+++"))] == [
+        "-    Ticket 2: the invoice is wrong.",
+        "+    Ticket 2: the invoice is late.",
+    ]
+    assert "Fields that differ" not in message  # a prompt is no id or timestamp
+    assert "If the code changed on purpose, re-record it: start the local model" in message
+    assert "    pytest 'test_mismatch.py::test_flow' --opdecide-record=rewrite" in lines
+
+
+def test_a_request_sent_more_often_than_recorded(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makepyfile(test_more=MENU_TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    project.makepyfile(
+        test_more=MENU_TESTS.replace(
+            '    decision.make("Ticket 3',
+            '    decision.make("Ticket 2: the invoice is wrong.", OPTIONS)\n'
+            '    decision.make("Ticket 3',
+        )
+    )
+    result = project.runpytest()
+    result.assert_outcomes(failed=1)
+    message = error_text(result)
+    assert "Nearest recorded request: #1 of 3 (already replayed):" in message
+    assert "(the same request: the code sent it more often than when it was recorded)" in message
+
+
+def test_comparable_body() -> None:
+    a = json.dumps({"b": 1, "a": {"y": [1, 2], "x": "k"}})
+    b = json.dumps({"a": {"x": "k", "y": [1, 2]}, "b": 1})
+    assert comparable_body(a, ()) == comparable_body(b.encode(), ())
+    # Both sides compare as stored: a scrubbed field or key-like text equals its secret.
+    stored = json.dumps({"api_key": PLACEHOLDER, "text": f"key {PLACEHOLDER}"})
+    sent = json.dumps({"api_key": "abc-123-secret", "text": "key sk-abcdefghijklmnopqrstu"})
+    assert comparable_body(stored, ()) == comparable_body(sent, ())
+    assert comparable_body("plain text", ()) == "plain text"
+    assert comparable_body(None, ()) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("meta.id", {"meta": {"keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2, "v": 2}]}),
+        ("items.*.id", {"meta": {"id": 9, "keep": 1}, "items": [{"v": 1}, {"v": 2}]}),
+        ("items.1.v", {"meta": {"id": 9, "keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2}]}),
+        ("items.0", {"meta": {"id": 9, "keep": 1}, "items": [{"id": 2, "v": 2}]}),
+        ("*.id", {"meta": {"keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2, "v": 2}]}),
+        (
+            "missing.path",
+            {"meta": {"id": 9, "keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2, "v": 2}]},
+        ),
+        (
+            "items.7.v",
+            {"meta": {"id": 9, "keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2, "v": 2}]},
+        ),
+    ],
+)
+def test_volatile_paths(path: str, expected: object) -> None:
+    value = {"meta": {"id": 9, "keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2, "v": 2}]}
+    assert _drop_path(value, path.split(".")) == expected

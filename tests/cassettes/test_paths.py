@@ -1,0 +1,135 @@
+"""Where a cassette is written: ``<cassette dir>/<test module>/<test name>.yaml``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from _openai_server import OpenAIServer
+
+from pytest_opdecide._cassettes import _short, cassette_path
+from pytest_opdecide._settings import resolve
+
+from ._support import cassette, dedent, write_ini
+
+PICK = dedent(
+    """
+    import pytest
+    from pytest_opdecide import decision
+
+    OPTIONS = {"alpha": "A", "beta": "B"}
+    """
+)
+
+
+def test_module_and_test_name(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_orders=PICK
+        + dedent(
+            """
+            @pytest.mark.opdecide(cassette=True)
+            def test_pick(runtime):
+                assert decision.make("Pick one.", OPTIONS) == "A"
+
+            class TestRefunds:
+                @pytest.mark.opdecide(cassette=True)
+                def test_pick(self, runtime):
+                    assert decision.make("Pick one.", OPTIONS) == "A"
+            """
+        )
+    )
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=2)
+    written = sorted(p.relative_to(project.path) for p in project.path.rglob("*.yaml"))
+    assert written == [
+        Path("cassettes/test_orders/TestRefunds.test_pick.yaml"),
+        Path("cassettes/test_orders/test_pick.yaml"),
+    ]
+
+
+def test_parametrised_ids_are_short_and_stable(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_params=PICK
+        + dedent(
+            """
+            LONG = "a customer who writes a very long message " * 5
+
+            @pytest.mark.opdecide(cassette=True)
+            @pytest.mark.parametrize("prompt", ["short", LONG, "with/slash and spaces"])
+            def test_pick(runtime, prompt):
+                assert decision.make(prompt, OPTIONS) == "A"
+            """
+        )
+    )
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=3)
+    folder = project.path / "cassettes" / "test_params"
+    first = sorted(p.name for p in folder.iterdir())
+    assert len(first) == 3
+    assert all(len(name) <= 90 for name in first), first
+    assert all(name.startswith("test_pick-") and name.endswith(".yaml") for name in first)
+    assert all("/" not in name and " " not in name for name in first)
+    # A second run (replay) finds the same files: the names do not depend on the run.
+    project.runpytest().assert_outcomes(passed=3)
+    assert sorted(p.name for p in folder.iterdir()) == first
+
+
+def test_short_names() -> None:
+    assert _short("test_pick") == "test_pick"
+    assert _short("test_pick") == _short("test_pick")
+    long_id = "test_pick[" + "x" * 300 + "]"
+    assert _short(long_id) == _short(long_id)
+    assert len(_short(long_id)) <= 90
+    # Two ids that clean up to the same text still get different names.
+    assert _short("test_pick[a b]") != _short("test_pick[a/b]")
+    assert _short("test_pick[a b]").startswith("test_pick-a_b-")
+
+
+@pytest.mark.parametrize(
+    ("where", "folder"),
+    [
+        ("ini", "recorded"),
+        ("flag", "from_flag"),
+        ("marker", "from_marker"),
+        ("fixture", "from_fixture"),
+    ],
+)
+def test_directory_is_configurable(
+    project: pytest.Pytester, server: OpenAIServer, where: str, folder: str
+) -> None:
+    marker = "cassette=True" + (", cassette_dir='from_marker'" if where == "marker" else "")
+    project.makepyfile(
+        test_dirs=PICK
+        + dedent(
+            f"""
+            @pytest.mark.opdecide({marker})
+            def test_pick(runtime):
+                assert decision.make("Pick one.", OPTIONS) == "A"
+            """
+        )
+    )
+    if where == "fixture":
+        project.makeconftest(
+            dedent(
+                """
+                import pytest
+
+                @pytest.fixture
+                def opdecide_config():
+                    return {"cassette_dir": "from_fixture"}
+                """
+            )
+        )
+    if where == "ini":
+        write_ini(project, opdecide_base_url=server.url, opdecide_cassette_dir="recorded")
+    args = ["--opdecide-record=once"]
+    if where == "flag":
+        args.append("--opdecide-cassette-dir=from_flag")
+    project.runpytest(*args).assert_outcomes(passed=1)
+    assert cassette(project, "test_dirs", "test_pick", folder).is_file()
+    assert not (project.path / "cassettes").exists()
+
+
+def test_absolute_directory(tmp_path: Path) -> None:
+    settings = resolve(cli={}, marker={}, fixture={"cassette_dir": str(tmp_path / "c")}, ini={})
+    node = SimpleNamespace(path=Path("/repo/tests/test_x.py"), name="test_y", cls=None)
+    assert cassette_path(Path("/repo"), node, settings) == tmp_path / "c" / "test_x" / "test_y.yaml"

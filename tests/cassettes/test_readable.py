@@ -1,0 +1,138 @@
+"""Readable cassettes: structured JSON, decoded bodies, literal blocks, events one by one."""
+
+from __future__ import annotations
+
+import pytest
+from _openai_server import OpenAIServer, Reply
+
+from ._support import cassette, dedent, interactions
+
+PROMPT = "A customer writes:\n  my order A1 never came.\nDecide the next step."
+
+STREAMING_CONFTEST = dedent(
+    """
+    import pytest
+    from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+    @pytest.hookimpl
+    def pytest_opdecide_runtime(request, settings):
+        return OpenAICompatibleRuntime(settings.base_url, model=settings.model, stream=True)
+    """
+)
+
+STREAM_TESTS = dedent(
+    f"""
+    import httpx
+    import pytest
+    from pytest_opdecide import decision
+
+    OPTIONS = {{"refund": "REFUND", "wait": "WAIT"}}
+    BODY = {{"model": "m", "stream": True, "messages": [{{"role": "user", "content": "Hi."}}]}}
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_runtime(runtime):
+        assert decision.make({PROMPT!r}, OPTIONS) == "REFUND"
+        events = runtime.trace[-1].reply.raw
+        assert isinstance(events, list) and len(events) > 3
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_chunks(runtime, record_property):
+        with httpx.Client() as client:
+            with client.stream("POST", runtime.url, json=BODY) as response:
+                chunks = list(response.iter_raw())
+        record_property("chunks", len(chunks))
+        print("CHUNKS", len(chunks), chunks[0][:14], chunks[-1])
+
+    @pytest.mark.opdecide(cassette=True)
+    async def test_chunks_async(runtime):
+        async with httpx.AsyncClient() as client:
+            async with client.stream("POST", runtime.url, json=BODY) as response:
+                chunks = [chunk async for chunk in response.aiter_raw()]
+        print("ASYNC CHUNKS", len(chunks), chunks[-1])
+    """
+)
+
+
+def test_json_bodies_are_structured_and_prompts_are_literal_blocks(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    server.gzip = True
+    project.makepyfile(
+        test_readable=dedent(
+            f"""
+            import pytest
+            from pytest_opdecide import decision
+
+            @pytest.mark.opdecide(cassette=True)
+            def test_pick(runtime):
+                assert decision.make({PROMPT!r}, {{"refund": "R", "wait": "W"}}) == "R"
+            """
+        )
+    )
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    path = cassette(project, "test_readable", "test_pick")
+    text = path.read_text(encoding="utf-8")
+    (interaction,) = interactions(path)
+    request, response = interaction["request"], interaction["response"]
+    # Request and response bodies are YAML data, not JSON strings.
+    assert request["body"]["json"]["messages"][0]["role"] == "user"
+    assert response["body"]["string"]["json"]["choices"][0]["message"]["content"] == (
+        '{"call": "refund"}'
+    )
+    # The prompt is a literal block that reads as it was sent.
+    assert "content: |\n" in text
+    assert "            my order A1 never came.\n" in text
+    # The gzip body was decoded: no binary, no content-encoding, the server did compress.
+    assert "!!binary" not in text
+    assert "content-encoding" not in text.lower()
+    # Transport noise (dates, client versions, lengths) is left out: re-recordings diff cleanly.
+    for noise in ("user-agent", "date:", "content-length", "host:", "accept-encoding"):
+        assert noise not in text.lower()
+    # The version line comes last (a truncated file lacks it).
+    assert text.rstrip().endswith("version: 1")
+    project.runpytest().assert_outcomes(passed=1)
+
+
+def test_server_really_compresses(server: OpenAIServer) -> None:
+    import httpx
+
+    server.gzip = True
+    with httpx.Client() as client:
+        response = client.post(
+            f"{server.url}/chat/completions",
+            json={"messages": []},
+            headers={"accept-encoding": "gzip"},
+        )
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.json()["object"] == "chat.completion"
+
+
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+def test_streams_are_recorded_event_by_event_and_replayed_as_streams(
+    project: pytest.Pytester, server: OpenAIServer, crlf: bool
+) -> None:
+    server.crlf = crlf
+    server.script(Reply(text='{"call": "refund"}'), Reply(text="Hello, streamed world."))
+    server.script(Reply(text="Hello, async world."))
+    project.makeconftest(STREAMING_CONFTEST)
+    project.makepyfile(test_stream=STREAM_TESTS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=3)
+
+    events = interactions(cassette(project, "test_stream", "test_chunks"))[0]["response"]
+    stored = events["body"]["string"]["events"]
+    # One entry per event, JSON data structured, the end marker as it was sent.
+    assert stored[0]["data"]["choices"][0]["delta"]["role"] == "assistant"
+    assert "".join(e["data"]["choices"][0]["delta"].get("content", "") for e in stored[1:-3]) == (
+        "Hello, streamed world."
+    )
+    assert stored[-1] == {"data": "[DONE]"}
+    assert events["headers"]["content-type"] == "text/event-stream"  # one value: no list
+
+    # Replay: each recorded event arrives as a chunk of its own, sync and async.
+    server.reset()
+    result = project.runpytest("-s")
+    result.assert_outcomes(passed=3)
+    assert server.received == []
+    out = result.stdout.str()
+    assert f"CHUNKS {len(stored)} b'data: {{\"id\": \"' b'data: [DONE]\\n\\n'" in out
+    assert f"ASYNC CHUNKS {len(stored)} b'data: [DONE]\\n\\n'" in out

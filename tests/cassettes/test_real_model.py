@@ -1,0 +1,203 @@
+"""Real recordings from the local model, replayed offline in every run.
+
+The cassettes in ``cassettes/test_real_model/`` were recorded from the tiny real model that
+``scripts/local-model`` serves (SmolLM2-135M-Instruct behind llama-cpp-python's
+OpenAI-compatible server), through the real components: ``OpenAICompatibleRuntime`` and
+``OpenAICompatibleDecisionProvider``. Refresh them with ``make cassettes``, or by hand::
+
+    scripts/local-model start
+    OPDECIDE_LIVE_URL=$(scripts/local-model url) .venv/bin/python -m pytest \\
+        tests/cassettes/test_real_model.py --opdecide-record=rewrite
+
+The model is weak: these tests assert shapes and invariants, never that an answer is right.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from pytest_opdecide import DecisionError, ToolLoopError, agent, decision
+
+OPTIONS = {
+    "refund": ("REFUND", "Give the customer their money back."),
+    "close": ("CLOSE", "Nothing is left to do."),
+}
+VALUES = {"REFUND", "CLOSE"}
+TOOLS_MODEL = "smollm2-135m-instruct-tools"
+
+
+def refund(amount: float) -> str:
+    """Refund the customer."""
+    return f"refunded {amount:.2f}"
+
+
+def pick_schema(options: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema the server's grammar holds the reply to: a pick of one option.
+
+    llama-cpp-python's ``response_format`` with a schema constrains the tokens the model may
+    produce, so even a 135M model replies with a well-formed pick.
+    """
+    return {"type": "json_object", "schema": {"type": "object", **options}}
+
+
+CALL_ONLY = pick_schema(
+    {"properties": {"call": {"type": "string", "enum": ["refund", "close"]}}, "required": ["call"]}
+)
+CALL_WITH_ARGS = pick_schema(
+    {
+        "properties": {
+            "call": {"type": "string", "enum": ["refund"]},
+            "args": {
+                "type": "object",
+                "properties": {"amount": {"type": "number"}},
+                "required": ["amount"],
+            },
+        },
+        "required": ["call", "args"],
+    }
+)
+
+QUESTIONS = {
+    "route": {
+        "type": "choice",
+        "instructions": "Which team should handle this ticket?",
+        "options": {"billing": "Payments and refunds", "shipping": None},
+    },
+    "urgency": {
+        "type": "score",
+        "instructions": "How urgent is the ticket?",
+        "levels": ["not urgent", "urgent", "critical"],
+    },
+    "refund": {"type": "boolean", "instructions": "Does the customer want a refund?"},
+}
+TICKET = {"ticket": "I was charged twice for order 1234. Please give me my money back."}
+
+
+def assert_distribution(probabilities: dict[str, float]) -> None:
+    assert all(0.0 <= p <= 1.0 and math.isfinite(p) for p in probabilities.values())
+    assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-3)
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_decision_make_picks(runtime: Any) -> None:
+    runtime.extra_body["response_format"] = CALL_ONLY
+    picked = decision.make("The customer was charged twice. Which step comes next?", OPTIONS)
+    assert picked in VALUES
+
+    runtime.extra_body["response_format"] = CALL_WITH_ARGS
+    refunded = decision.make(
+        "Order 1234 was charged twice, 30 EUR each. Refund the extra charge.",
+        {"refund": refund, "close": ("CLOSE", "Nothing is left to do.")},
+    )
+    assert refunded.startswith("refunded ")
+
+    calls = runtime.trace.calls
+    assert [call.kind for call in calls] == ["turn", "turn"]
+    assert calls[0].options == ["refund", "close"]
+    assert all(call.tools == [] for call in calls)  # a pure decision offers no tools
+    assert all(call.usage.total_tokens > 0 for call in calls)
+
+
+@pytest.mark.opdecide(cassette=True, model=TOOLS_MODEL)
+def test_agent_turn_with_a_native_tool_call(runtime: Any) -> None:
+    looked_up: list[str] = []
+
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        looked_up.append(order_id)
+        return "Order 1234 was charged twice, 30 EUR each."
+
+    try:
+        outcome: Any = agent(
+            "Look up order 1234, then decide what to do.",
+            tools=[lookup_order],
+            choices=OPTIONS,
+            max_iterations=2,
+        )
+    except (DecisionError, ToolLoopError) as exc:
+        outcome = exc
+
+    first, second, *_ = runtime.trace.calls
+    assert first.kind == "turn"
+    assert first.tools == ["lookup_order"]
+    assert first.options == ["refund", "close"]
+    assert first.reply is not None
+    assert [call.name for call in first.reply.tool_calls] == ["lookup_order"]  # native call
+    assert second.kind == "tool_round"
+    assert second.parent == first.id
+    # The tool ran with the model's arguments, or the runtime told the model what was wrong
+    # with them (a tiny model's arguments are often malformed): either way, a tool result.
+    result = second.prompt
+    if looked_up:
+        assert result == "Order 1234 was charged twice, 30 EUR each."
+    else:
+        assert result.startswith("Error: "), result
+    assert outcome in VALUES or isinstance(outcome, DecisionError | ToolLoopError)
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_repick_after_an_invalid_reply(runtime: Any) -> None:
+    # No grammar here: the model answers in free text, which is seldom a valid pick.
+    try:
+        outcome: Any = decision.make(
+            "A customer was charged twice for order 1234. Which step comes next?",
+            {**OPTIONS, "escalate": ("ESCALATE", "Ask a human to look.")},
+        )
+    except DecisionError as exc:
+        outcome = exc
+
+    calls = runtime.trace.calls
+    assert 1 <= len(calls) <= 2  # one re-pick at most (max_retries=1)
+    assert calls[0].kind == "turn"
+    if len(calls) == 2:  # the first reply was invalid: a re-pick hangs off it
+        assert calls[1].kind == "repick"
+        assert calls[1].parent == calls[0].id
+        assert calls[1].options == calls[0].options
+    assert outcome in VALUES | {"ESCALATE"} or isinstance(outcome, DecisionError)
+    if isinstance(outcome, DecisionError):
+        assert len(calls) == 2  # a DecisionError comes only after the re-pick
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_question_decisions_by_token_probabilities(decision_provider: Any) -> None:
+    result = decision_provider.decide_sync({"model": "", "context": TICKET, "questions": QUESTIONS})
+
+    route = result.choice("route")
+    assert set(route.probabilities) == {"billing", "shipping"}
+    assert_distribution(route.probabilities)
+    assert route.choice == max(route.probabilities, key=route.probabilities.__getitem__)
+
+    urgency = result.score("urgency")
+    assert set(urgency.probabilities) == {"0", "1", "2"}
+    assert_distribution(urgency.probabilities)
+    expected = sum(int(level) * p for level, p in urgency.probabilities.items())
+    assert urgency.score == pytest.approx(expected)
+
+    assert 0.0 <= result.boolean("refund").probability <= 1.0
+    for question in QUESTIONS:
+        assert result.metadata["questions"][question]["method"] == "logprobs"
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_runtime_and_provider_share_one_cassette(runtime: Any, decision_provider: Any) -> None:
+    runtime.extra_body["response_format"] = CALL_ONLY
+    assert decision.make("The customer was charged twice. Which step comes next?", OPTIONS) in (
+        VALUES
+    )
+    request = {"model": "", "context": TICKET, "questions": {"refund": QUESTIONS["refund"]}}
+    assert 0.0 <= decision_provider.decide_sync(request).boolean("refund").probability <= 1.0
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_streamed_reply(runtime: Any) -> None:
+    runtime.stream = True
+    runtime.extra_body["response_format"] = CALL_ONLY
+    assert decision.make("The customer says thanks, all is well. What now?", OPTIONS) in VALUES
+    (call,) = runtime.trace.calls
+    assert call.reply is not None
+    events = call.reply.raw
+    assert isinstance(events, list)
+    assert len(events) > 2  # one event per token, replayed one by one

@@ -1,0 +1,159 @@
+"""The readable serializer reads back what it wrote (unit tests, no pytester)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_opdecide._cassettes import ReadableYaml, event_chunks
+
+
+def cassette(request_body: Any, response_body: Any, content_type: str) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {
+                    "method": "POST",
+                    "uri": "http://127.0.0.1:8765/v1/chat/completions",
+                    "body": request_body,
+                    "headers": {"content-type": ["application/json"]},
+                },
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {"content-type": [content_type], "content-length": ["1"]},
+                    "body": {"string": response_body},
+                },
+            }
+        ],
+    }
+
+
+def round_trip(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    text = ReadableYaml.serialize(data)
+    return text, ReadableYaml.deserialize(text)
+
+
+PROMPT = "Decide:\n  first line\ttab   \ntrailing spaces   \n\nunicode: é ✓\n"
+
+
+def test_json_bodies_round_trip_by_content() -> None:
+    request = json.dumps({"messages": [{"role": "user", "content": PROMPT}], "n": 1.5})
+    response = json.dumps({"choices": [{"message": {"content": '{"call": "a"}'}}]})
+    text, back = round_trip(cassette(request, response, "application/json"))
+    interaction = back["interactions"][0]
+    assert json.loads(interaction["request"]["body"]) == json.loads(request)
+    assert json.loads(interaction["response"]["body"]["string"]) == json.loads(response)
+    # The stored content length follows the body as replayed.
+    size = len(interaction["response"]["body"]["string"].encode())
+    assert interaction["response"]["headers"]["content-length"] == [str(size)]
+    stored = yaml.safe_load(text)["interactions"][0]
+    assert stored["request"]["body"]["json"]["messages"][0]["content"] == PROMPT
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        'data: {"choices": [{"delta": {"content": "Hi"}}]}',
+        "data: [DONE]",
+        'data: "a JSON string"',
+        "data: 42",
+        "data: plain text with trailing space ",
+        ": ping - 2026-01-01",
+        "event: message\ndata: {}",
+    ],
+)
+def test_event_streams_replay_exactly(event: str) -> None:
+    body = f"{event}\n\ndata: [DONE]\n\n"
+    _, back = round_trip(cassette("{}", body, "text/event-stream"))
+    replayed = back["interactions"][0]["response"]["body"]["string"]
+    assert replayed == body
+    assert event_chunks(replayed.encode()) == [f"{event}\n\n".encode(), b"data: [DONE]\n\n"]
+
+
+def test_crlf_event_streams_are_read_as_events() -> None:
+    body = 'data: {"a": 1}\r\n\r\ndata: [DONE]\r\n\r\n'
+    text, back = round_trip(cassette("{}", body, "text/event-stream"))
+    assert yaml.safe_load(text)["interactions"][0]["response"]["body"]["string"] == {
+        "events": [{"data": {"a": 1}}, {"data": "[DONE]"}]
+    }
+    assert back["interactions"][0]["response"]["body"]["string"] == (
+        'data: {"a": 1}\n\ndata: [DONE]\n\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "body", ["plain text", "", None, b"\x89PNG\r\n\x1a\n\x00binary", "[not json", "{not json"]
+)
+def test_other_bodies_round_trip(body: Any) -> None:
+    _, back = round_trip(cassette(body, body, "text/plain"))
+    interaction = back["interactions"][0]
+    assert interaction["request"]["body"] == body
+    assert interaction["response"]["body"]["string"] == body
+
+
+def test_version_comes_last_and_is_required() -> None:
+    text, _ = round_trip(cassette("{}", "{}", "application/json"))
+    assert text.rstrip().splitlines()[-1] == "version: 1"
+    with pytest.raises(ValueError, match="truncated"):
+        ReadableYaml.deserialize(text.replace("version: 1", ""))
+    with pytest.raises(ValueError, match="not a cassette"):
+        ReadableYaml.deserialize("[]")
+
+
+def test_unsafe_yaml_is_refused() -> None:
+    with pytest.raises(yaml.YAMLError):
+        ReadableYaml.deserialize("!!python/object/apply:os.system ['echo hi']")
+
+
+YAML_SAMPLES = [
+    "a: 1\nb: [1, 2.5, -3, 0x1F, 0o17, 1e3, .inf, -.inf]\nc: {d: null, e: ~, f: ''}\n",
+    "yes_no: [yes, no, on, off, true, False, y, n]\nquoted: ['1', \"2\", '3.0', 'null']\n",
+    "text: |\n  line one\n  line two\nfolded: >\n  a\n  b\nplain: hello world\n",
+    "anchors: &a {x: 1}\nref: *a\nlist: &l [1, 2]\nagain: *l\nscalar: &s v\nsame: *s\n",
+    "merge:\n  base: &b {x: 1, y: 2}\n  child:\n    <<: *b\n    y: 3\n",
+    "binary: !!binary aGVsbG8=\nstamp: 2026-01-01\ntagged: !!str 123\n",
+    "set: !!set {a, b}\nomap: !!omap [{a: 1}, {b: 2}]\n",
+    "- 1\n- [2, [3, [4]]]\n- {k: [v, {w: x}]}\n",
+    "",
+    "just text\n",
+    "---\na: 1\n...\n",
+    "empty_map: {}\nempty_list: []\nunicode: é ✓ \U0001f600\nempty:\nlast: [a, b]\n",
+    "? complex key\n: value\n'quoted key': 1\n2: int key\nnull: null key\n",
+]
+
+
+@pytest.mark.parametrize("text", YAML_SAMPLES)
+def test_fast_yaml_loading_agrees_with_safe_load(text: str) -> None:
+    from pytest_opdecide._cassettes import load_yaml
+
+    expected = yaml.safe_load(text)
+    assert load_yaml(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["a: [1\n", "!!python/object:os.system {}\n", "a: 1\n---\nb: 2\n", "[[1]: x]\n"]
+)
+def test_fast_yaml_loading_fails_as_safe_load_does(text: str) -> None:
+    from pytest_opdecide._cassettes import load_yaml
+
+    with pytest.raises(yaml.YAMLError):
+        yaml.safe_load(text)
+    with pytest.raises(yaml.YAMLError):
+        load_yaml(text)
+
+
+def test_fast_yaml_loading_of_the_committed_cassettes() -> None:
+    from pathlib import Path
+
+    from pytest_opdecide._cassettes import load_yaml
+
+    root = Path(__file__).parents[2] / "cassettes"
+    files = sorted(root.rglob("*.yaml"))
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert load_yaml(text) == yaml.safe_load(text), path

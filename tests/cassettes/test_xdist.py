@@ -1,0 +1,49 @@
+"""Recording under pytest-xdist: each worker writes its own tests' cassettes, whole."""
+
+from __future__ import annotations
+
+import pytest
+from _openai_server import OpenAIServer
+
+from ._support import cassette, dedent, interactions
+
+TESTS = dedent(
+    """
+    import time
+
+    import pytest
+    from pytest_opdecide import decision
+
+    OPTIONS = {"alpha": "A", "beta": "B"}
+
+    @pytest.mark.opdecide(cassette=True)
+    @pytest.mark.parametrize("ticket", ["one", "two"])
+    def test_ticket(runtime, ticket):
+        for step in range(3):
+            assert decision.make(f"Ticket {ticket}, step {step}.", OPTIONS) == "A"
+            time.sleep(0.05)  # let the other worker record at the same time
+    """
+)
+
+
+def test_two_workers_record_in_parallel(project: pytest.Pytester, server: OpenAIServer) -> None:
+    project.makepyfile(test_parallel=TESTS)
+    result = project.runpytest_subprocess("-n", "2", "--opdecide-record=once", "-v")
+    result.assert_outcomes(passed=2)
+    workers = {line.split()[0] for line in result.outlines if "PASSED test_parallel" in line}
+    assert workers == {"[gw0]", "[gw1]"}
+    assert len(server.completions) == 6
+    for ticket in ("one", "two"):
+        path = cassette(project, "test_parallel", "test_ticket")
+        folder = path.parent
+        (found,) = [p for p in folder.iterdir() if f"-{ticket}-" in p.name]
+        prompts = [
+            i["request"]["body"]["json"]["messages"][0]["content"] for i in interactions(found)
+        ]
+        assert [p.split("\n")[0] for p in prompts] == [
+            f"Ticket {ticket}, step {i}." for i in range(3)
+        ]
+    assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+    # ...and they replay in parallel too, with no server.
+    server.stop()
+    project.runpytest_subprocess("-n", "2").assert_outcomes(passed=2)
