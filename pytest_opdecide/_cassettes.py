@@ -24,7 +24,6 @@ import gc
 import json
 import os
 import re
-import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ import pytest
 import yaml
 from vcr.errors import CannotOverwriteExistingCassetteException
 
+from pytest_opdecide._files import write_atomic
 from pytest_opdecide._settings import Settings
 
 __all__ = [
@@ -544,24 +544,6 @@ def _rerecord_hint(path: Path, nodeid: str) -> str:
     )
 
 
-def _umask() -> int:
-    # Read where the system shows it: setting it to read it back races with other threads.
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _file_mode(path: Path) -> int:
-    try:
-        return path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        return 0o666 & ~_umask()
-
-
 class AtomicPersister:
     """vcrpy persister: atomic writes, scrubbing safety net, clear errors for bad files."""
 
@@ -595,20 +577,7 @@ class AtomicPersister:
 
         path = Path(cassette_path)
         text = self.scrubber.text(serialize(cassette_dict, serializer))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            # mkstemp makes the file private (0600): give it the mode of the file it replaces,
-            # else the mode a new file gets (0666 less the umask), as any other written file.
-            os.chmod(tmp, _file_mode(path))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, text)
 
 
 # --- matching ----------------------------------------------------------------------------------

@@ -19,9 +19,7 @@ the conversation as the decision code sees it.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from pytest_opdecide._files import write_atomic
 from pytest_opdecide._messages import ModelReply, ModelRequest, ToolCall, Usage
 from pytest_opdecide._runtime import Runtime
 
@@ -153,22 +152,6 @@ _HEADER = (
 )
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 class RecordingRuntime(Runtime):
     """A runtime that passes every model call to ``inner`` and records it in ``path``.
 
@@ -239,7 +222,7 @@ class RecordingRuntime(Runtime):
             text = yaml.dump(
                 document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
             )
-            _write_atomically(self.path, _HEADER + text)
+            write_atomic(self.path, _HEADER + text)
 
 
 # --- replaying -------------------------------------------------------------------------------

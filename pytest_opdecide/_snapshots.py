@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MenuSnapshot", "SnapshotMismatch", "snapshot_path", "write_atomic"]
+from pytest_opdecide._files import write_atomic
+
+__all__ = ["MenuSnapshot", "SnapshotMismatch", "snapshot_path"]
 
 
 class SnapshotMismatch(AssertionError):
@@ -33,19 +33,6 @@ def snapshot_path(test_file: Path, test_name: str, snapshot_dir: str, name: str 
     """``<test dir>/<snapshot_dir>/<module stem>/<test name>[-<name>].txt``."""
     stem = _safe(test_name) + (f"-{_safe(name)}" if name else "")
     return test_file.parent / snapshot_dir / test_file.stem / f"{stem}.txt"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (temporary file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class MenuSnapshot:
