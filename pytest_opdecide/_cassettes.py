@@ -1204,7 +1204,8 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
         path,
         record=record,
         volatile=tuple(settings.volatile),
-        scrub_fields=tuple(settings.scrub_fields) or DEFAULT_BODY_FIELDS,
+        # Configured fields add to the defaults: naming one field must not unprotect the rest.
+        scrub_fields=tuple(dict.fromkeys((*DEFAULT_BODY_FIELDS, *settings.scrub_fields))),
         allow_unused=settings.allow_unused,
         nodeid=node.nodeid,
         scrub_hook=scrub_hook,

@@ -163,7 +163,7 @@ SETTINGS: tuple[Setting, ...] = (
         "scrub_fields",
         _names,
         (),
-        "JSON body fields replaced by a placeholder in cassettes (default: api_key, apiKey, "
+        "more JSON body fields replaced by a placeholder in cassettes (always: api_key, apiKey, "
         "access_token, password, secret)",
     ),
     Setting(

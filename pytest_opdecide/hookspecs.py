@@ -21,7 +21,8 @@ def pytest_opdecide_runtime(request: pytest.FixtureRequest, settings: Settings) 
 
     Called by the ``runtime`` fixture when a test runs against a cassette or the live model
     (never for scripted tests). The first non-``None`` result wins; without any, the plugin
-    builds an ``OpenAICompatibleRuntime`` from the ``base_url`` and ``model`` settings.
+    builds an ``OpenAICompatibleRuntime`` from the ``base_url`` and ``model`` settings (and
+    closes its connections after the test).
 
     Args:
         request: The requesting test's fixture request.
@@ -72,8 +73,11 @@ def pytest_opdecide_scrub_interaction(
     ``None`` to keep it as it is. Every implementation runs, in plugin order.
 
     Args:
-        interaction: ``{"request": {...}, "response": {...}}`` as stored in the cassette
-            (method, uri, headers, body; status, headers, body).
+        interaction: ``{"request": {...}, "response": {...}}`` as it will be stored in the
+            cassette (method, uri, headers, body; status, headers, body). Bodies come in their
+            stored form: JSON under ``body["json"]``, event streams under ``body["events"]``,
+            other text as a string. A changed request body must still match what the code
+            sends on replay (or name the changed paths in the ``volatile`` setting).
         settings: The resolved settings of the recording test.
 
     Returns:

@@ -13,6 +13,8 @@ OTHER_KEY = "sk-live-9Xw2Ec4Rv6Tb8Yn1Um3Io5Pa7Sd0Fg2Hj"
 """A key the client never sent: the server puts it in a reply (a leak only the text net sees)."""
 
 SESSION = "sess_7d1e3c9a5b2f4e6d8c0a"
+PLAIN_SECRET = "correct-horse-battery-staple-42"
+"""A secret with no key-like shape: only field scrubbing, not the text net, can catch it."""
 COOKIE = "sid=c0ffee4242deadbeef1337"
 
 CONFTEST = dedent(
@@ -137,3 +139,17 @@ def test_default_body_fields_are_scrubbed(
     assert SESSION not in text
     assert "hunter2-hunter2" not in text
     assert "password: <REDACTED>" in text
+
+
+def test_configured_fields_add_to_the_built_in_ones(
+    secret_project: pytest.Pytester, leaky: OpenAIServer
+) -> None:
+    """Naming one more field must not unprotect the defaults (api_key in a body, here)."""
+    conftest = CONFTEST.replace('"user": "alice"', f'"user": "alice", "api_key": {PLAIN_SECRET!r}')
+    secret_project.makeconftest(conftest)
+    leaky.script(Reply(text='{"call": "alpha"}'))
+    secret_project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    assert leaky.completions[0].body["api_key"] == PLAIN_SECRET  # it really was sent
+    written = "\n".join(p.read_text() for p in secret_project.path.rglob("*.yaml"))
+    assert PLAIN_SECRET not in written
+    assert SESSION not in written  # the configured field, too
