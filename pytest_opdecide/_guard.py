@@ -46,7 +46,7 @@ class _Guard:
         self.hint = ""
         self._installs = 0
         self._originals: list[tuple[Any, str, Any]] = []
-        self._httpx_patched: set[Any] = set()
+        self._sock_connect: Callable[[Any], Any] | None = None
         self._lock = threading.Lock()
 
     def message(self, target: str) -> str:
@@ -96,26 +96,26 @@ class _Guard:
 
             return connect
 
-        self._patch(socket.socket, "connect", sock_connect)
-        self._patch(socket.socket, "connect_ex", sock_connect)
+        self._sock_connect = sock_connect
         self.refresh()
 
     def refresh(self) -> None:
-        """Patch httpx's transports if httpx has been imported since (cheap when nothing changed).
+        """Make sure the patches are in place; called as each test starts (cheap when they are).
 
-        A new ``httpx`` module object (pytester's in-process runs drop the modules they
-        imported) gets patched again.
+        Other tools patch ``socket.connect`` too, and restoring what *they* saw can silently
+        drop our patch: it is put back when it is missing. httpx's transports are patched once
+        httpx has been imported, and again for a new ``httpx`` module object (pytester's
+        in-process runs drop the modules they imported).
         """
+        if not self._installs:
+            return
+        for name in ("connect", "connect_ex"):
+            current = getattr(socket.socket, name)
+            if self._sock_connect and not getattr(current, "__opdecide_guard__", False):
+                self._patch(socket.socket, name, self._sock_connect)
         httpx = sys.modules.get("httpx")
-        if httpx is None or not self._installs:
+        if httpx is None:
             return
-        transport = getattr(httpx, "HTTPTransport", None)
-        if transport is None or transport in self._httpx_patched:
-            return
-        with self._lock:
-            if transport in self._httpx_patched:
-                return
-            self._httpx_patched.add(transport)
         guard = self
 
         def sync_send(original: Any) -> Any:
@@ -132,13 +132,22 @@ class _Guard:
 
             return handle_async_request
 
-        self._patch(transport, "handle_request", sync_send)
-        self._patch(httpx.AsyncHTTPTransport, "handle_async_request", async_send)
+        for owner, name, make in (
+            (getattr(httpx, "HTTPTransport", None), "handle_request", sync_send),
+            (getattr(httpx, "AsyncHTTPTransport", None), "handle_async_request", async_send),
+        ):
+            if owner is None:
+                continue
+            with self._lock:
+                if not getattr(getattr(owner, name), "__opdecide_guard__", False):
+                    self._patch(owner, name, make)
 
     def _patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
         original = getattr(owner, name)
         self._originals.append((owner, name, original))
-        setattr(owner, name, make(original))
+        patched = make(original)
+        patched.__opdecide_guard__ = True
+        setattr(owner, name, patched)
 
     def uninstall(self) -> None:
         """Undo :meth:`install` (the last of nested calls removes the patches)."""
@@ -151,7 +160,6 @@ class _Guard:
             for owner, name, original in reversed(self._originals):
                 setattr(owner, name, original)
             self._originals.clear()
-            self._httpx_patched.clear()
             self.active = False
 
 

@@ -1,5 +1,23 @@
 """Shared configuration of the test suite."""
 
+# ruff: noqa: E402  (the jail is installed before anything else is imported)
+
+import importlib.util
+import os
+from pathlib import Path
+
+# The network jail (tests/_jail/sitecustomize.py): no test, and no process a test starts, can
+# reach a non-loopback host, even if the guard under test fails. Loaded here for this process
+# and through PYTHONPATH for every subprocess.
+_JAIL = str(Path(__file__).parent / "_jail")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_JAIL, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+)
+_spec = importlib.util.spec_from_file_location("opdecide_network_jail", f"{_JAIL}/sitecustomize.py")
+assert _spec is not None
+assert _spec.loader is not None
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+
 # Import the library before any in-process pytester run: pytester restores sys.modules after
 # each inner run, and a module first imported inside one would be imported anew later, giving
 # two distinct copies of classes such as Runtime (and failing isinstance checks across them).

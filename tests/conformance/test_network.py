@@ -45,10 +45,9 @@ def test_a_mock_transport_is_not_the_network() -> None:
 
 
 def test_the_backend_may_be_reached_inside_allow_network() -> None:
+    # Resolved for real (a loopback name: no test may send a lookup off the machine).
     with watch_network() as attempts, allow_network():
-        with pytest.raises(socket.gaierror) as caught:
-            socket.getaddrinfo("name.invalid", 80)
-        assert "conformance" not in str(caught.value)
+        assert socket.getaddrinfo("localhost", 80)
     assert not attempts
 
 

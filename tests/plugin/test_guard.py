@@ -265,3 +265,16 @@ def test_a_session_run_inside_a_test_leaves_the_guard_on(project: pytest.Pyteste
     assert guard.test_id.endswith("test_a_session_run_inside_a_test_leaves_the_guard_on")
     with socket.socket() as sock, pytest.raises(RealCallBlocked):
         sock.connect(("192.0.2.1", 80))
+
+
+def test_the_guard_comes_back_when_another_tool_drops_its_patch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another tool that restores the socket.connect it saw earlier must not disarm the guard."""
+    assert guard.active
+    unguarded = next(o for (_, name, o) in guard._originals if name == "connect")
+    assert not getattr(unguarded, "__opdecide_guard__", False)
+    monkeypatch.setattr(socket.socket, "connect", unguarded)
+    guard.refresh()  # what the plugin does as each test starts
+    with socket.socket() as sock, pytest.raises(RealCallBlocked):
+        sock.connect(("192.0.2.1", 80))

@@ -154,7 +154,8 @@ def test_bad_marker_values_fail_the_test_naming_the_marker(
     )
     result = project.runpytest()
     result.assert_outcomes(errors=2)
-    assert result.stdout.str().count(message) == 2
+    # Both tests report it (on CI, pytest also repeats it untruncated in the summary).
+    assert result.stdout.str().count(message) >= 2
 
 
 def test_marker_keywords_the_marker_cannot_set(project: pytest.Pytester) -> None:
