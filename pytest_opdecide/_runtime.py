@@ -210,11 +210,18 @@ class Runtime:
         call_id = self.trace.next_id()
         start = time.perf_counter()
         try:
-            reply = _as_reply(self.call_model(step.request))
+            reply = self.call_model(step.request)
         except BaseException as exc:
             self._record(step, call_id, start, None, exc)
             raise
-        return self._record(step, call_id, start, reply, None)
+        if type(reply) is not ModelReply:
+            reply = _as_reply(reply)
+        request = step.request  # recorded inline: this is every decision's hot path
+        record = CallRecord(
+            call_id, request.kind, step.parent, request, reply, None, time.perf_counter() - start
+        )
+        self.trace.add(record)
+        return record
 
     async def _call_async(self, step: ModelStep) -> CallRecord:
         call_id = self.trace.next_id()

@@ -223,8 +223,19 @@ class ListSpec(TypeSpec):
             raise ParseFailure(
                 "type_mismatch", f"Field '{path}' must be a list, got {_type_name(value)}"
             )
+        # Items are checked under one shared path; only a failing item is checked again under
+        # its exact path (validation is deterministic), so the message names its index while
+        # a valid list formats no path per item.
         check = self.item.validate
-        return [check(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        shared = path + "[]"
+        out = []
+        for v in value:
+            try:
+                out.append(check(v, shared))
+            except ParseFailure:
+                check(v, f"{path}[{len(out)}]")
+                raise
+        return out
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "array", "items": self.item.json_schema()}
@@ -406,6 +417,7 @@ class ChoiceSpec(TypeSpec):
         self.convert = convert
         # (kind, value) -> allowed value: O(1) membership with _same's notion of equality.
         self._index: dict[Any, Any] = {}
+        self._str_base = isinstance(base, ScalarSpec) and base.pytype is str
         for allowed in values:
             # Unhashable allowed values are found by the slow path in validate().
             with contextlib.suppress(TypeError):
@@ -415,6 +427,10 @@ class ChoiceSpec(TypeSpec):
         return self.base.placeholder()
 
     def validate(self, value: Any, path: str) -> Any:
+        if type(value) is str and self._str_base:  # the common case, without two calls
+            allowed = self._index.get((str, value), _MISSING)
+            if allowed is not _MISSING:
+                return self.convert(allowed) if self.convert is not None else value
         value = self.base.validate(value, path)
         try:
             allowed = self._index.get(_choice_key(value), _MISSING)
