@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_opdecide._words import bool_word
+
 __all__ = [
     "DEFAULT_BASE_URL",
     "RECORD_MODES",
@@ -31,11 +33,9 @@ def parse_bool(value: Any) -> bool:
     """Read a boolean from ``1/true/yes/on`` or ``0/false/no/off`` (any case) or a bool."""
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
+    word = bool_word(str(value))
+    if word is not None:
+        return word
     raise ValueError(f"expected one of 1/true/yes/on or 0/false/no/off, got {value!r}")
 
 

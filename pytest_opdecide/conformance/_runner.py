@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from pytest_opdecide._words import bool_word
+
 __all__ = ["CAPABILITY_KEYS", "CheckReport", "CheckResult", "run_checks"]
 
 Outcome = Literal["passed", "failed", "skipped", "error"]
@@ -184,13 +186,12 @@ def _capability_value(key: str, text: str) -> object:
         except ValueError:
             raise ValueError(f"capability {key} must be a whole number, got {text!r}") from None
     if key in ("reports_confidence", "supports_abort", "needs_backend"):
-        words = {"1": True, "true": True, "yes": True, "on": True}
-        words |= {"0": False, "false": False, "no": False, "off": False}
         if key == "needs_backend" and lowered in ("none", "auto"):
             return None
-        if lowered not in words:
+        word = bool_word(lowered)
+        if word is None:
             raise ValueError(f"capability {key} must be true or false, got {text!r}")
-        return words[lowered]
+        return word
     if key == "supported_question_types":
         return tuple(part.strip() for part in text.split(",") if part.strip())
     return text

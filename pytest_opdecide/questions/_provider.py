@@ -28,6 +28,7 @@ from typing import Any, Final, Generic, Literal, Protocol, TypeAlias, TypeVar, r
 
 import httpx
 
+from pytest_opdecide._words import bool_word
 from pytest_opdecide.questions._abort import AbortSignal, run_abortable
 from pytest_opdecide.questions._errors import (
     InvalidResultError,
@@ -42,8 +43,6 @@ SPECIFICATION_VERSION: Final = "1"
 ConfigSlotType = Literal["secret", "url", "number", "boolean", "text"]
 """The kinds of config slot values."""
 
-TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
-FALSE_WORDS: Final = frozenset({"0", "false", "no", "off"})
 
 HttpTransportOverride: TypeAlias = (
     httpx.AsyncBaseTransport | httpx.BaseTransport | httpx.AsyncClient | httpx.Client
@@ -331,11 +330,9 @@ def _parse_slot(name: str, slot: ConfigSlot, value: object, source: str) -> obje
         if isinstance(value, bool):
             return value
         if isinstance(value, str):
-            word = value.strip().lower()
-            if word in TRUE_WORDS:
-                return True
-            if word in FALSE_WORDS:
-                return False
+            word = bool_word(value)
+            if word is not None:
+                return word
         raise fail("a boolean (1/true/yes/on or 0/false/no/off)")
     if not isinstance(value, str):
         raise fail("text")
