@@ -851,21 +851,23 @@ def _cassette_class(
     volatile: tuple[str, ...], nodeid: str, scrub_fields: tuple[str, ...], mode: str
 ) -> type[Any]:
     from vcr.cassette import Cassette
+    from vcr.record_mode import RecordMode
 
-    def key(request: Any) -> tuple[str, str, tuple[tuple[str, str], ...], Any]:
+    def route_key(
+        method: str, uri: str, body: Any
+    ) -> tuple[str, str, tuple[tuple[str, str], ...], Any]:
         # Everything the matchers compare (method, path, scrubbed query, body by content),
         # as one value: a request is compared with each recorded one by a tuple comparison.
+        parts = urlsplit(uri)
+        query = tuple(sorted(Scrubber().query_pairs(parts.query))) if parts.query else ()
+        # Parsed JSON compares by content: key order does not matter.
+        return (method, parts.path, query, comparable_body(body, volatile, scrub_fields))
+
+    def key(request: Any) -> tuple[str, str, tuple[tuple[str, str], ...], Any]:
         known = request.__dict__.get("_opdecide_key")
         if known is not None and known[0] == (request.uri, request.body):
             return known[1]  # type: ignore[no-any-return]
-        parts = urlsplit(request.uri)
-        body = comparable_body(request.body, volatile, scrub_fields)
-        found = (
-            request.method,
-            parts.path,
-            tuple(sorted(Scrubber().query_pairs(parts.query))),
-            body,  # parsed JSON compares by content: key order does not matter
-        )
+        found = route_key(request.method, request.uri, request.body)
         request.__dict__["_opdecide_key"] = ((request.uri, request.body), found)
         return found
 
@@ -878,6 +880,7 @@ def _cassette_class(
             # this cassette configures none (scrubbing happens when saving), so skip the copy.
             self._before_record_request = _same
             self._loading = False
+            self._keys = {}
 
         def _load(self) -> None:
             self._loading = True
@@ -894,38 +897,79 @@ def _cassette_class(
             # no copy and no response filter needed (vcrpy does both for each).
             self.data.append((request, response))
 
+        def _stored_key(self, index: int, stored: Any) -> Any:
+            known = self._keys.get(index)
+            if known is None or known[0] is not stored:
+                known = self._keys[index] = (stored, key(stored))
+            return known[1]
+
+        def _playable(self, method: str, uri: str, body: Any, request: Any = None) -> int | None:
+            """The first recorded interaction that matches and may still be played.
+
+            vcrpy runs every matcher against every recorded request, for each request and
+            several times over: the same outcome as comparing the keys, at many times the cost.
+            A recorded request with the very same method, URL and body bytes matches without
+            parsing either body (its key is made of those): the usual case when a test sends
+            what it sent while recording.
+            """
+            counts, repeats = self.play_counts, self.allow_playback_repeats
+            wanted: Any = None
+            for index, (stored, _) in enumerate(self.data):
+                if not (repeats or counts[index] == 0):
+                    continue
+                if stored.body == body and stored.uri == uri and stored.method == method:
+                    return index
+                if wanted is None:
+                    wanted = key(request) if request is not None else route_key(method, uri, body)
+                if self._stored_key(index, stored) == wanted:
+                    return index
+            return None
+
+        def _play(self, index: int) -> Any:
+            stored, response = self.data[index]
+            if self.play_counts[index] == 0 and index < self._loaded_count:
+                self._played_interactions.append((stored, response))
+            self.play_counts[index] += 1
+            return response
+
+        def replay(self, method: str, uri: str, body: Any) -> Any:
+            """The recorded response for a request, marked as played; ``None`` when no
+            recorded interaction can answer it (vcrpy's own path then decides: record it,
+            or fail with a diff).
+
+            What vcrpy's ``can_play_response_for`` and ``play_response`` do together, straight
+            from the request's method, URL and body: without building vcrpy's request object
+            (two header copies per request) and without looking the request up twice.
+            """
+            if self.record_mode == RecordMode.ALL or not (
+                self.rewound or self.allow_playback_repeats
+            ):
+                return None
+            index = self._playable(method, uri, body)
+            return None if index is None else self._play(index)
+
         def _responses(self, request: Any) -> Iterator[tuple[int, Any]]:
-            # vcrpy runs every matcher against every recorded request, for each request and
-            # several times over: the same outcome as comparing the keys, at many times the cost.
             request = self._before_record_request(request)
             if not request:
                 return
             wanted = key(request)
-            keys = self.__dict__.setdefault("_keys", {})
             for index, (stored, response) in enumerate(self.data):
-                known = keys.get(index)
-                if known is None or known[0] is not stored:
-                    known = keys[index] = (stored, key(stored))
-                if known[1] == wanted:
+                if self._stored_key(index, stored) == wanted:
                     yield index, response
 
         def __contains__(self, request: Any) -> bool:
-            for index, _ in self._responses(request):
-                if self.play_counts[index] == 0 or self.allow_playback_repeats:
-                    request.__dict__["_opdecide_next"] = index  # for play_response, next
-                    return True
-            return False
+            index = self._playable(request.method, request.uri, request.body, request)
+            if index is None:
+                return False
+            request.__dict__["_opdecide_next"] = index  # for play_response, next
+            return True
 
         def play_response(self, request: Any) -> Any:
             # vcrpy looks the request up twice (can it play? then play): use the first answer.
             index = request.__dict__.pop("_opdecide_next", None)
             if index is None or not (self.play_counts[index] == 0 or self.allow_playback_repeats):
                 return super().play_response(request)
-            stored, response = self.data[index]
-            if self.play_counts[index] == 0 and index < self._loaded_count:
-                self._played_interactions.append((stored, response))
-            self.play_counts[index] += 1
-            return response
+            return self._play(index)
 
         def can_play_response_for(self, request: Any) -> bool:
             playable = bool(super().can_play_response_for(request))
@@ -966,20 +1010,27 @@ def event_chunks(body: bytes) -> list[bytes]:
 
 
 @contextlib.contextmanager
-def _stream_events() -> Iterator[None]:
-    """Make vcrpy replay ``text/event-stream`` bodies chunk by chunk (one chunk per event)."""
+def _httpx_replay() -> Iterator[None]:
+    """Two seams in vcrpy's httpx stub, for the time a cassette is in use.
+
+    * Replay ``text/event-stream`` bodies chunk by chunk (one chunk per event), as the server
+      streamed them.
+    * Answer a request the cassette can play straight from the httpx request (see
+      ``OpdecideCassette.replay``); anything else (recording, a mismatch) takes vcrpy's path.
+    """
     try:
         from vcr.stubs import httpx_stubs
     except ImportError:  # pragma: no cover
         yield
         return
-    original = getattr(httpx_stubs, "_deserialize_response", None)
-    if original is None:  # pragma: no cover - a vcrpy without this seam replays in one chunk
-        yield
+    deserialize_original = getattr(httpx_stubs, "_deserialize_response", None)
+    request_original = getattr(httpx_stubs, "_vcr_request", None)
+    if deserialize_original is None or request_original is None:  # pragma: no cover
+        yield  # a vcrpy without these seams replays the slower way, in one chunk
         return
 
     def deserialize(vcr_response: Any, httpx_module: Any) -> Any:
-        response = original(vcr_response, httpx_module)
+        response = deserialize_original(vcr_response, httpx_module)
         headers = vcr_response.get("headers", {})
         if "event-stream" in _header(headers, "content-type"):
             body = vcr_response["body"]["string"]
@@ -987,11 +1038,21 @@ def _stream_events() -> Iterator[None]:
             response.stream = _EventStream(event_chunks(raw))
         return response
 
+    def vcr_request(cassette: Any, real_request: Any, body: bytes, httpx_module: Any) -> Any:
+        replay = getattr(cassette, "replay", None)
+        if replay is not None:
+            recorded = replay(real_request.method, str(real_request.url), body)
+            if recorded is not None:
+                return None, deserialize(recorded, httpx_module)
+        return request_original(cassette, real_request, body, httpx_module)
+
     httpx_stubs._deserialize_response = deserialize
+    httpx_stubs._vcr_request = vcr_request
     try:
         yield
     finally:
-        httpx_stubs._deserialize_response = original
+        httpx_stubs._deserialize_response = deserialize_original
+        httpx_stubs._vcr_request = request_original
 
 
 # --- the cassette of one test ------------------------------------------------------------------
@@ -1049,6 +1110,35 @@ def _absent_patchers() -> tuple[str, ...]:
             if importlib.util.find_spec(module) is None
         )
     )
+
+
+_OPTIONAL_TRANSPORTS = ("httpx_curl_cffi", "pyreqwest")
+"""Transports for httpx that vcrpy's httpx patcher tries to import whenever a cassette opens."""
+
+
+@functools.cache
+def _absent_transports() -> tuple[str, ...]:
+    import importlib.util
+
+    return tuple(name for name in _OPTIONAL_TRANSPORTS if importlib.util.find_spec(name) is None)
+
+
+@contextlib.contextmanager
+def _imports_known_absent() -> Iterator[None]:
+    """While vcrpy builds its patches, let imports of the absent optional transports fail
+    at once (a ``None`` in ``sys.modules``) instead of searching the whole path each time:
+    the same ImportError, without a few hundred file-system lookups per cassette."""
+    import sys
+
+    marked = [name for name in _absent_transports() if name not in sys.modules]
+    for name in marked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in marked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
 
 
 class _NotSaved(Exception):
@@ -1153,8 +1243,9 @@ def use_cassette(
     persister = AtomicPersister(scrubber, nodeid, ignore_existing=record == "rewrite")
     config = machine.get_merged_config(path=str(where), persister=persister)
     context = _cassette_class(volatile, nodeid, scrub_fields, record).use(**config)
-    with _stream_events():
-        cassette = context.__enter__()
+    with _httpx_replay():
+        with _imports_known_absent():
+            cassette = context.__enter__()
         try:
             yield cassette  # an exception here leaves without saving anything
         finally:
