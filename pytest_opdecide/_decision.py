@@ -15,7 +15,7 @@ from pytest_opdecide._errors import DecisionError, reply_text
 from pytest_opdecide._extract import CALL_KEYS, extract_action
 from pytest_opdecide._messages import Message, ModelRequest
 from pytest_opdecide._options import Menu, Option
-from pytest_opdecide._schema import FieldSpec, ParseFailure, safe_repr
+from pytest_opdecide._schema import FieldSpec, ParseFailure, fast_validator, safe_repr
 from pytest_opdecide._steps import InvokeStep, ModelStep, Procedure
 
 __all__ = [
@@ -144,17 +144,25 @@ def function_kwargs(
     runtime: Any,
     *,
     label: str = "Call",
+    parsed_json: bool = False,
 ) -> dict[str, Any]:
-    """Validated keyword arguments for a function option, with context and runtime injected."""
-    missing = [f.name for f in opt.fields if f.required and f.name not in args]
-    if missing:
-        raise ParseFailure(
-            "missing_required", f"{label} '{opt.name}' is missing required arguments: {missing!r}"
-        )
-    kwargs: dict[str, Any] = {}
-    for f in opt.fields:
-        if f.name in args:
-            kwargs[f.name] = f.type.validate(args[f.name], f.name)
+    """Validated keyword arguments for a function option, with context and runtime injected.
+
+    ``parsed_json``: ``args`` was parsed from JSON text, so the fast check applies (see
+    :func:`~pytest_opdecide._schema.fast_validator`).
+    """
+    kwargs = _fast_kwargs(opt, args, all_required=False) if parsed_json else None
+    if kwargs is None:
+        missing = [f.name for f in opt.fields if f.required and f.name not in args]
+        if missing:
+            raise ParseFailure(
+                "missing_required",
+                f"{label} '{opt.name}' is missing required arguments: {missing!r}",
+            )
+        kwargs = {}
+        for f in opt.fields:
+            if f.name in args:
+                kwargs[f.name] = f.type.validate(args[f.name], f.name)
     for f in opt.hidden:
         # Hidden parameters never come from the model: the caller's context and runtime win.
         if f.source == "runtime":
@@ -167,7 +175,29 @@ def function_kwargs(
     return kwargs
 
 
-def _schema_kwargs(opt: Option, args: Mapping[str, Any]) -> dict[str, Any]:
+def _fast_kwargs(
+    opt: Option, args: Mapping[str, Any], *, all_required: bool
+) -> dict[str, Any] | None:
+    """The validated arguments when the fast check accepts them; ``None`` when it cannot
+    decide (then the fields are validated one by one, for the message)."""
+    if type(args) is not dict:
+        return None
+    check = fast_validator(opt.fields, all_required=all_required)
+    if check is None:
+        return None
+    try:
+        return check(args)
+    except Exception:  # refused: validating field by field says why
+        return None
+
+
+def _schema_kwargs(
+    opt: Option, args: Mapping[str, Any], *, parsed_json: bool = False
+) -> dict[str, Any]:
+    if parsed_json:
+        kwargs = _fast_kwargs(opt, args, all_required=True)
+        if kwargs is not None:
+            return kwargs
     fields = opt.fields
     for f in fields:
         if f.name not in args:  # every missing field is reported before any type error
@@ -185,6 +215,9 @@ def parse_once(
     action = extract_action(reply)
     if action is None:
         raise ParseFailure("no_action", NO_ACTION)
+    # A pick read from text holds only what JSON makes (exact str, int, float, bool, None,
+    # list, dict): the fast check returns exactly what field validation would.
+    parsed_json = isinstance(reply, str | bytes | bytearray)
     name, args = _split_action(action)
     # An exact str: subclasses may hash or compare in surprising ways.
     opt = menu.by_name.get(name) if type(name) is str else None
@@ -199,9 +232,9 @@ def parse_once(
     elif type(args) is not dict and not isinstance(args, Mapping):
         raise ParseFailure("bad_args", f"args must be an object, got {type(args).__name__}")
     if opt.kind == "function":
-        return opt, function_kwargs(opt, args, context, runtime)
+        return opt, function_kwargs(opt, args, context, runtime, parsed_json=parsed_json)
     if opt.kind == "schema":
-        return opt, _schema_kwargs(opt, args)
+        return opt, _schema_kwargs(opt, args, parsed_json=parsed_json)
     return opt, {}
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union
 
 import pydantic
+from pydantic_core import CoreSchema, SchemaValidator
+from pydantic_core import core_schema as cs
 
 __all__ = [
     "META_KEYS",
@@ -128,12 +130,21 @@ class TypeSpec:
         """The JSON schema of this type, for native tool definitions."""
         return {}
 
+    def core_schema(self) -> CoreSchema | None:
+        """A pydantic-core schema that accepts exactly the JSON values :meth:`validate` accepts
+        and returns what it returns for them, or ``None`` when there is none (see
+        :func:`fast_validator`)."""
+        return None
+
 
 class UnknownSpec(TypeSpec):
     """A type we cannot check: rendered by name, any value accepted."""
 
     def __init__(self, label: str) -> None:
         self.label = label
+
+    def core_schema(self) -> CoreSchema | None:
+        return cs.any_schema()
 
 
 _SCALAR_PLACEHOLDERS: dict[type, Any] = {
@@ -154,6 +165,16 @@ _SCALAR_SCHEMA: dict[type, str] = {
 }
 
 
+_SCALAR_CORE: dict[type, Callable[[], CoreSchema]] = {
+    str: lambda: cs.str_schema(strict=True),
+    int: lambda: cs.int_schema(strict=True),
+    float: lambda: cs.float_schema(strict=True),
+    bool: lambda: cs.bool_schema(strict=True),
+    list: lambda: cs.list_schema(strict=True),
+    dict: lambda: cs.dict_schema(strict=True),
+}
+
+
 class ScalarSpec(TypeSpec):
     """``str``, ``int``, ``float``, ``bool``, untyped ``list`` and untyped ``dict``."""
 
@@ -171,7 +192,14 @@ class ScalarSpec(TypeSpec):
             return value
         if t is float:
             if isinstance(value, int | float) and not isinstance(value, bool):
-                return float(value)
+                try:
+                    return float(value)
+                except OverflowError:  # an int of hundreds of digits
+                    raise ParseFailure(
+                        "type_mismatch",
+                        f"Field '{path}' must be float, got int ({safe_repr(value)}), "
+                        "too large for a float",
+                    ) from None
         elif t is int:
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
@@ -192,6 +220,9 @@ class ScalarSpec(TypeSpec):
     def json_schema(self) -> dict[str, Any]:
         return {"type": _SCALAR_SCHEMA[self.pytype]}
 
+    def core_schema(self) -> CoreSchema | None:
+        return _SCALAR_CORE[self.pytype]()
+
 
 class NoneSpec(TypeSpec):
     """``None`` as a member of a union."""
@@ -205,6 +236,9 @@ class NoneSpec(TypeSpec):
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "null"}
+
+    def core_schema(self) -> CoreSchema | None:
+        return cs.none_schema()
 
 
 class ListSpec(TypeSpec):
@@ -240,6 +274,10 @@ class ListSpec(TypeSpec):
     def json_schema(self) -> dict[str, Any]:
         return {"type": "array", "items": self.item.json_schema()}
 
+    def core_schema(self) -> CoreSchema | None:
+        item = self.item.core_schema()
+        return None if item is None else cs.list_schema(item, strict=True)
+
 
 class DictSpec(TypeSpec):
     """``dict[str, T]``: an object with free keys and values of one type."""
@@ -262,6 +300,10 @@ class DictSpec(TypeSpec):
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": self.value.json_schema()}
+
+    def core_schema(self) -> CoreSchema | None:
+        value = self.value.core_schema()
+        return None if value is None else cs.dict_schema(values_schema=value, strict=True)
 
 
 class ObjectSpec(TypeSpec):
@@ -303,6 +345,11 @@ class ObjectSpec(TypeSpec):
             "properties": {f.name: f.json_schema() for f in self.fields},
             "required": [f.name for f in self.fields if f.required],
         }
+
+    def core_schema(self) -> CoreSchema | None:
+        if self.build is not None:  # a TypedDict or dataclass instance is built: not here
+            return None
+        return _fields_schema(self.fields, all_required=False)
 
 
 class ModelSpec(TypeSpec):
@@ -377,6 +424,13 @@ class UnionSpec(TypeSpec):
 
     def json_schema(self) -> dict[str, Any]:
         return {"anyOf": [m.json_schema() for m in self.members]}
+
+    def core_schema(self) -> CoreSchema | None:
+        members = [m.core_schema() for m in self.members]
+        if any(m is None for m in members):
+            return None
+        # The first member that accepts the value wins, as in validate().
+        return cs.union_schema([m for m in members if m is not None], mode="left_to_right")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -453,6 +507,16 @@ class ChoiceSpec(TypeSpec):
     def json_schema(self) -> dict[str, Any]:
         return {**self.base.json_schema(), "enum": list(self.choices or ())}
 
+    def core_schema(self) -> CoreSchema | None:
+        # Text choices only: numbers compare across int and float here (1 is 1.0, True is
+        # not 1), and enums convert; those keep to validate().
+        choices = self.choices or ()
+        if self.convert is not None or not self._str_base or not choices:
+            return None
+        if any(type(c) is not str for c in choices):
+            return None
+        return cs.literal_schema(list(choices))
+
 
 @dataclass(frozen=True, eq=False)
 class FieldSpec:
@@ -484,6 +548,57 @@ class FieldSpec:
         if self.description:
             schema["description"] = self.description
         return schema
+
+
+# --- the fast check ----------------------------------------------------------------------------
+
+
+def _fields_schema(fields: Sequence[FieldSpec], *, all_required: bool) -> CoreSchema | None:
+    entries: dict[str, Any] = {}
+    for f in fields:
+        schema = f.type.core_schema()
+        if schema is None:
+            return None
+        entries[f.name] = cs.typed_dict_field(schema, required=all_required or f.required)
+    # Only the named fields come out, in their order; other keys are ignored, as in validate().
+    return cs.typed_dict_schema(entries, extra_behavior="ignore", strict=True)
+
+
+_fast_validators: dict[tuple[int, bool], tuple[tuple[FieldSpec, ...], Any]] = {}
+_FAST_VALIDATORS_MAX = 2048
+
+
+def fast_validator(
+    fields: tuple[FieldSpec, ...], *, all_required: bool
+) -> Callable[[Any], dict[str, Any]] | None:
+    """pydantic-core's compiled check of a pick's arguments, or ``None`` when the fields have
+    a type it cannot check exactly as :meth:`TypeSpec.validate` does.
+
+    For values parsed from JSON, it accepts what validating each field accepts and returns the
+    same values, about five times faster. It says nothing about why a value is refused: on any
+    failure, validate the fields the usual way, whose messages the model reads. Compiled once
+    per fields tuple (option fields are cached, so that is once per option shape).
+
+    Args:
+        fields: The fields of an option, in order.
+        all_required: Whether every field must be sent (schema options), or only the required
+            ones (function options).
+    """
+    key = (id(fields), all_required)
+    entry = _fast_validators.get(key)
+    if entry is not None and entry[0] is fields:
+        return entry[1]  # type: ignore[no-any-return]
+    validator = None
+    try:
+        schema = _fields_schema(fields, all_required=all_required)
+        if schema is not None:
+            validator = SchemaValidator(schema).validate_python
+    except Exception:  # a schema pydantic-core refuses (a field name it cannot hold...)
+        validator = None
+    if len(_fast_validators) >= _FAST_VALIDATORS_MAX:
+        _fast_validators.clear()
+    _fast_validators[key] = (fields, validator)  # holding the tuple keeps its id unique
+    return validator
 
 
 # --- annotations -------------------------------------------------------------------------------
