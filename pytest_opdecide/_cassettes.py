@@ -1126,8 +1126,8 @@ def _absent_transports() -> tuple[str, ...]:
 @contextlib.contextmanager
 def _imports_known_absent() -> Iterator[None]:
     """While vcrpy builds its patches, let imports of the absent optional transports fail
-    at once (a ``None`` in ``sys.modules``) instead of searching the whole path each time:
-    the same ImportError, without a few hundred file-system lookups per cassette."""
+    at once (a ``None`` in ``sys.modules``): the same ImportError, without searching every
+    folder of the import path for both of them each time a cassette opens."""
     import sys
 
     marked = [name for name in _absent_transports() if name not in sys.modules]
