@@ -1261,6 +1261,29 @@ def use_cassette(
             raise UnplayedInteractions(message)
 
 
+_folder_owners = pytest.StashKey[dict[Path, Path]]()
+
+
+def _claim_folder(config: pytest.Config, folder: Path, module: Path) -> None:
+    """Fail the test when another test module of this run already uses its cassette folder.
+
+    The folder is named after the module's file name alone, so ``tests/a/test_x.py`` and
+    ``tests/b/test_x.py`` would read and write each other's cassettes.
+    """
+    owners = config.stash.setdefault(_folder_owners, {})
+    owner = owners.setdefault(folder, module)
+    if owner != module:
+        pytest.fail(
+            f"two test modules share the cassette folder {folder}:\n"
+            f"    {owner}\n    {module}\n"
+            "Cassettes are named after the module's file name and the test's name, so tests "
+            "of the same name would replay and overwrite each other's cassettes. Rename one "
+            "module, or give one module a folder of its own:\n"
+            f'    pytestmark = pytest.mark.opdecide(cassette_dir="cassettes/{module.parent.name}")',
+            pytrace=False,
+        )
+
+
 @contextlib.contextmanager
 def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) -> Iterator[Any]:
     """Wire every HTTP request of the test to its cassette (replay or record).
@@ -1274,6 +1297,7 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
 
     node = request.node
     path = cassette_path(request.config.rootpath, node, settings)
+    _claim_folder(request.config, path.parent, Path(str(node.path)))
     record = "none" if mode == "replay" else settings.record
     hook = request.config.hook
     if mode == "replay" and not path.is_file():

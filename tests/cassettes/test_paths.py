@@ -133,3 +133,45 @@ def test_absolute_directory(tmp_path: Path) -> None:
     settings = resolve(cli={}, marker={}, fixture={"cassette_dir": str(tmp_path / "c")}, ini={})
     node = SimpleNamespace(path=Path("/repo/tests/test_x.py"), name="test_y", cls=None)
     assert cassette_path(Path("/repo"), node, settings) == tmp_path / "c" / "test_x" / "test_y.yaml"
+
+
+def test_two_modules_of_one_name_cannot_share_a_folder(project: pytest.Pytester) -> None:
+    test = PICK + dedent(
+        """
+        @pytest.mark.opdecide(cassette=True)
+        def test_pick(runtime):
+            assert decision.make("Pick one.", OPTIONS) == "A"
+        """
+    )
+    for folder in ("orders", "refunds"):
+        (project.path / folder).mkdir()
+        (project.path / folder / "test_flow.py").write_text(test, encoding="utf-8")
+    result = project.runpytest("--import-mode=importlib", "--opdecide-record=once")
+    result.assert_outcomes(passed=1, errors=1)
+    message = "\n".join(result.outlines)
+    assert f"two test modules share the cassette folder {project.path}/cassettes/test_flow:" in (
+        message
+    )
+    assert f"    {project.path}/orders/test_flow.py\n    {project.path}/refunds/test_flow.py" in (
+        message
+    )
+    assert 'pytestmark = pytest.mark.opdecide(cassette_dir="cassettes/refunds")' in message
+    # Only the first module's cassette was written: the second never ran.
+    written = sorted(p.relative_to(project.path) for p in project.path.rglob("*.yaml"))
+    assert written == [Path("cassettes/test_flow/test_pick.yaml")]
+
+    # The fix the message gives: a folder of its own.
+    (project.path / "refunds" / "test_flow.py").write_text(
+        test.replace(
+            "OPTIONS = ",
+            'pytestmark = pytest.mark.opdecide(cassette_dir="cassettes/refunds")\nOPTIONS = ',
+        ),
+        encoding="utf-8",
+    )
+    project.runpytest("--import-mode=importlib", "--opdecide-record=once").assert_outcomes(passed=2)
+    written = sorted(p.relative_to(project.path) for p in project.path.rglob("*.yaml"))
+    assert written == [
+        Path("cassettes/refunds/test_flow/test_pick.yaml"),
+        Path("cassettes/test_flow/test_pick.yaml"),
+    ]
+    project.runpytest("--import-mode=importlib").assert_outcomes(passed=2)  # both replay
