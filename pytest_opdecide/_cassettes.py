@@ -1094,6 +1094,13 @@ _PATCHER_MODULES = {
 
 
 @functools.cache
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported (asked once: libraries are not installed mid-run)."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def _absent_patchers() -> tuple[str, ...]:
     """vcrpy's patcher groups for libraries that are not installed.
 
@@ -1101,14 +1108,8 @@ def _absent_patchers() -> tuple[str, ...]:
     whole path again every time. Absent libraries cannot send requests, so skipping their
     patchers changes nothing but the cost.
     """
-    import importlib.util
-
     return tuple(
-        sorted(
-            group
-            for group, module in _PATCHER_MODULES.items()
-            if importlib.util.find_spec(module) is None
-        )
+        sorted(group for group, module in _PATCHER_MODULES.items() if not _installed(module))
     )
 
 
@@ -1116,11 +1117,8 @@ _OPTIONAL_TRANSPORTS = ("httpx_curl_cffi", "pyreqwest")
 """Transports for httpx that vcrpy's httpx patcher tries to import whenever a cassette opens."""
 
 
-@functools.cache
 def _absent_transports() -> tuple[str, ...]:
-    import importlib.util
-
-    return tuple(name for name in _OPTIONAL_TRANSPORTS if importlib.util.find_spec(name) is None)
+    return tuple(name for name in _OPTIONAL_TRANSPORTS if not _installed(name))
 
 
 @contextlib.contextmanager
