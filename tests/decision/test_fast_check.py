@@ -19,6 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_opdecide import DecisionError, decision
+from pytest_opdecide._decision import _schema_kwargs, function_kwargs
+from pytest_opdecide._options import Option
 from pytest_opdecide._schema import (
     FieldSpec,
     ParseFailure,
@@ -57,13 +59,13 @@ def same(a: Any, b: Any) -> bool:
 
 
 def by_fields(fields: tuple[FieldSpec, ...], args: Any, *, all_required: bool) -> Any:
-    """Field-by-field validation, as the decision code does without the fast check."""
+    """The decision code's own field-by-field validation: what runs without the fast check
+    (schema options need every field, function options their required ones)."""
     if not isinstance(args, dict):
-        raise ParseFailure("bad_args", "not an object")
-    for f in fields:
-        if (all_required or f.required) and f.name not in args:
-            raise ParseFailure("missing_required", f.name)
-    return {f.name: f.type.validate(args[f.name], f.name) for f in fields if f.name in args}
+        raise ParseFailure("bad_args", "not an object")  # refused before, by parse_once
+    if all_required:
+        return _schema_kwargs(Option("o", "schema", "", fields), args)
+    return function_kwargs(Option("o", "function", "", fields), args, None, None)
 
 
 def check_agrees(fields: tuple[FieldSpec, ...], args: Any, *, all_required: bool) -> None:
