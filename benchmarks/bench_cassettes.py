@@ -31,7 +31,8 @@ import httpx
 
 from benchmarks import Measurement
 from pytest_opdecide import decision
-from pytest_opdecide._cassettes import _comparable, use_cassette
+from pytest_opdecide._cassettes import use_cassette
+from pytest_opdecide._matching import forget_parsed_bodies
 from pytest_opdecide._real import default_runtime
 from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
@@ -98,7 +99,7 @@ def against_mock_transport() -> None:
 
 
 def against_cassette(path: Path) -> None:
-    _comparable.cache_clear()  # nothing parsed by an earlier run helps this one
+    forget_parsed_bodies()  # nothing parsed by an earlier run helps this one
     # The runtime a cassette test gets from the plugin's ``runtime`` fixture.
     runtime = default_runtime(BASE_URL, MODEL)
     assert isinstance(runtime, OpenAICompatibleRuntime)

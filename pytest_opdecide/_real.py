@@ -8,10 +8,14 @@ import ssl
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
+from pytest_opdecide._pytest_cassettes import cassette_for
 from pytest_opdecide._runtime import Runtime
 from pytest_opdecide._settings import Settings
+from pytest_opdecide.questions import OpenAICompatibleDecisionProvider
+from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
 __all__ = ["default_runtime", "real_decision_provider", "real_runtime"]
 
@@ -33,8 +37,6 @@ def _runtime_from_hook(request: pytest.FixtureRequest, settings: Settings) -> Ru
 
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
-    import httpx
-
     return httpx.create_ssl_context()
 
 
@@ -45,10 +47,6 @@ def default_runtime(base_url: str, model: str | None) -> Runtime:
     one for every client (it loads the CA bundle, tens of milliseconds), which every test would
     pay again, for a cassette test that never opens a connection too.
     """
-    import httpx
-
-    from pytest_opdecide.runtimes import OpenAICompatibleRuntime
-
     context = _ssl_context()
     return OpenAICompatibleRuntime(
         base_url,
@@ -64,8 +62,6 @@ def _closable(runtime: Runtime) -> bool:
     An ``OpenAICompatibleRuntime`` stays usable after ``close()`` (a later call opens a new
     client), so one supplied by the hook, even shared between tests, is closed too.
     """
-    from pytest_opdecide.runtimes import OpenAICompatibleRuntime
-
     return isinstance(runtime, OpenAICompatibleRuntime)
 
 
@@ -78,8 +74,6 @@ def _use_cassette(request: pytest.FixtureRequest, settings: Settings, mode: str)
     node = request.node
     if mode == "live" or _cassette_key in node.stash:
         return
-    from pytest_opdecide._cassettes import cassette_for
-
     stack = contextlib.ExitStack()
     stack.enter_context(cassette_for(request, settings, mode))
     node.stash[_cassette_key] = stack
@@ -147,8 +141,6 @@ def real_decision_provider(request: pytest.FixtureRequest, settings: Settings, m
         request=request, settings=settings
     )
     if supplied is None:
-        from pytest_opdecide.questions import OpenAICompatibleDecisionProvider
-
         supplied = OpenAICompatibleDecisionProvider(
             base_url=settings.base_url or "", model=settings.model
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_opdecide import hookspecs
+from pytest_opdecide import _pytest_snapshots, hookspecs
 
 # Imported with the plugin, not in the fixture: the binding's context variable must be one object
 # for the whole process. A pytest run inside a test (pytester's in-process runs) drops the
@@ -21,11 +21,12 @@ from pytest_opdecide import hookspecs
 # the Agent classes that the package has already handed out.
 from pytest_opdecide._binding import use_runtime
 from pytest_opdecide._guard import guard
+from pytest_opdecide._pytest_state import call_passed, note_call
 from pytest_opdecide._settings import SETTINGS, SettingError, Settings, resolve
+from pytest_opdecide._snapshots import MenuSnapshot
 
 if TYPE_CHECKING:
     from pytest_opdecide._runtime import Runtime
-    from pytest_opdecide._snapshots import MenuSnapshot
 
 MARKER = "opdecide"
 LIVE_MARKER = "opdecide_live"
@@ -35,8 +36,6 @@ DATA_KEYS = frozenset({"script", "answers", "cassette"})
 
 _cli_key = pytest.StashKey[dict[str, Any]]()
 _ini_key = pytest.StashKey[dict[str, Any]]()
-_snapshots_key = pytest.StashKey[dict[str, set[str]]]()
-_call_passed = pytest.StashKey[bool]()
 _marker_error = pytest.StashKey[str]()
 _guard_installed = pytest.StashKey[bool]()
 
@@ -96,8 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_cli_key] = {k: v for k, v in cli.items() if v is not None}
     ini = {s.name: config.getini(s.ini_name) for s in SETTINGS if s.ini}
     config.stash[_ini_key] = {k: v for k, v in ini.items() if v not in (None, "")}
-    state: dict[str, set[str]] = {key: set() for key in _SNAPSHOT_STATE}
-    config.stash[_snapshots_key] = state
+    _pytest_snapshots.start(config)
     try:
         settings_for(config, {}, {})
     except SettingError as exc:
@@ -184,20 +182,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(error, pytrace=False)
 
 
-def call_passed(item: Any) -> bool:
-    """Whether the test body of ``item`` ran and passed (known from its teardown on)."""
-    return bool(item.stash.get(_call_passed, False))
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.when == "call":
-        item.stash[_call_passed] = report.passed
+        note_call(item, report)
         if report.passed:
-            item.config.stash[_snapshots_key]["passed"].add(_test_ref(item))
+            _pytest_snapshots.note_passed(item)
     return report
 
 
@@ -215,15 +208,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    if items:
-        config = items[0].config
-        config.stash[_snapshots_key]["tests"].update(_test_ref(item) for item in items)
+    _pytest_snapshots.note_deselected(items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    state = session.config.stash[_snapshots_key]
-    state["modules"].update(str(item.path) for item in session.items)
-    state["tests"].update(_test_ref(item) for item in session.items)
+    _pytest_snapshots.note_collected(session)
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -337,145 +326,33 @@ def menu_snapshot(
     ``menu_snapshot.assert_match(options)`` renders the options and compares the text with
     ``<test dir>/__menus__/<module>/<test>.txt``; ``--opdecide-update-snapshots`` writes them.
     """
-    from pytest_opdecide._snapshots import MenuSnapshot
-
     module = Path(request.node.path)
     snapshot = MenuSnapshot(
         module,
-        test_key(request.node),
+        _pytest_snapshots.test_key(request.node),
         opdecide_settings.snapshot_dir,
         opdecide_settings.update_snapshots,
     )
     yield snapshot
-    state = request.config.stash[_snapshots_key]
-    state["used"].update(str(p) for p in snapshot.used)
-    state["folders"].add(f"{module}{_SEP}{opdecide_settings.snapshot_dir}")
+    _pytest_snapshots.note_used(request.config, snapshot)
 
 
-# --- unused snapshots ---------------------------------------------------------------------------
-
-_SNAPSHOT_STATE = ("used", "modules", "tests", "passed", "folders")
-"""What the run learns about menu snapshots (sets of strings; xdist workers send theirs).
-
-``used``: snapshot files asserted. ``modules``: test modules with a selected test.
-``tests``: ``module<NUL>test key`` of every collected test, selected or deselected.
-``passed``: the same, for tests whose body passed. ``folders``: ``module<NUL>snapshot_dir``
-seen by the ``menu_snapshot`` fixture (``opdecide_config`` may change the directory).
-"""
-_SEP = "\0"
-
-
-def test_key(item: Any) -> str:
-    """The name of a test inside its module: ``test_x``, ``TestClass.test_x[param]``."""
-    nodeid: str = item.nodeid
-    _, sep, rest = nodeid.partition("::")
-    return rest.replace("::", ".") if sep else str(item.name)
-
-
-def _test_ref(item: Any) -> str:
-    return f"{item.path}{_SEP}{test_key(item)}"
-
-
-def _partial_modules(config: pytest.Config) -> set[str]:
-    """Modules named with ``::`` on the command line: not all of their tests were collected."""
-    import os
-
-    base = config.invocation_params.dir
-    return {os.path.abspath(base / arg.partition("::")[0]) for arg in config.args if "::" in arg}
-
-
-def _unused_snapshots(config: pytest.Config) -> list[str]:
-    """Snapshot files that this run shows to be unused.
-
-    A file whose test ran and passed without asserting it is unused, and so is a file that
-    belongs to no test of its module (a test renamed or removed), when the whole module was
-    collected. Files of tests that were deselected, skipped, failed or not reached are kept.
-    """
-    state = config.stash[_snapshots_key]
-    default_dir = settings_for(config, {}, {}).snapshot_dir
-    folders: dict[str, set[str]] = {module: {default_dir} for module in state["modules"]}
-    for ref in state["folders"]:
-        module, _, folder = ref.partition(_SEP)
-        folders.setdefault(module, set()).add(folder)
-    directories = [
-        (module, directory)
-        for module in sorted(state["modules"])
-        for folder in sorted(folders[module])
-        if (directory := Path(module).parent / folder / Path(module).stem).is_dir()
-    ]
-    if not directories:  # the common case: a run with no snapshots has nothing more to do
-        return []
-    from pytest_opdecide._snapshots import snapshot_path
-
-    with_snapshots = {module for module, _ in directories}
-    stems: dict[str, set[str]] = {}
-    passed: set[tuple[str, str]] = set()
-    for ref in state["tests"]:
-        module, _, key = ref.partition(_SEP)
-        if module not in with_snapshots:
-            continue
-        stem = snapshot_path(Path(module), key, "", None).stem
-        stems.setdefault(module, set()).add(stem)
-        if ref in state["passed"]:
-            passed.add((module, stem))
-    partial = _partial_modules(config)
-    unused: list[str] = []
-    for module, directory in directories:
-        for file in directory.glob("*.txt"):
-            if str(file) in state["used"]:
-                continue
-            owner = _owner(file.stem, stems.get(module, set()))
-            if owner is None:
-                if module not in partial:
-                    unused.append(str(file))
-            elif (module, owner) in passed:
-                unused.append(str(file))
-    return sorted(unused)
-
-
-def _owner(stem: str, test_stems: set[str]) -> str | None:
-    """The test a snapshot file belongs to: ``<test>.txt`` or ``<test>-<name>.txt``."""
-    parts = stem.split("-")
-    for end in range(len(parts), 0, -1):
-        candidate = "-".join(parts[:end])
-        if candidate in test_stems:
-            return candidate
-    return None
+# --- the end of the run ------------------------------------------------------------------------
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    config = session.config
-    state = config.stash[_snapshots_key]
-    workeroutput = getattr(config, "workeroutput", None)
-    if workeroutput is not None:  # an xdist worker: hand our findings to the controller
-        workeroutput["opdecide_snapshots"] = {k: sorted(v) for k, v in state.items()}
+    _pytest_snapshots.share_worker_findings(session.config)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    output = getattr(node, "workeroutput", {}).get("opdecide_snapshots")
-    if output:
-        state = node.config.stash[_snapshots_key]
-        for key, values in output.items():
-            state[key].update(values)
+    _pytest_snapshots.merge_worker_findings(node)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if getattr(config, "workerinput", None) is not None:
-        return
-    unused = _unused_snapshots(config)
-    if not unused:
-        return
-    update = bool(config.stash[_cli_key].get("update_snapshots"))
-    if update:
-        for name in unused:
-            Path(name).unlink(missing_ok=True)
-        terminalreporter.write_sep("-", f"opdecide: removed {len(unused)} unused menu snapshot(s)")
-    else:
-        terminalreporter.write_sep("-", f"opdecide: {len(unused)} unused menu snapshot(s)")
-    for name in unused:
-        terminalreporter.write_line(f"  {name}")
-    if not update:
-        terminalreporter.write_line(
-            "  (no test of this run used them; --opdecide-update-snapshots removes them)"
-        )
+    _pytest_snapshots.report_unused(
+        terminalreporter,
+        config,
+        default_dir=settings_for(config, {}, {}).snapshot_dir,
+        update=bool(config.stash[_cli_key].get("update_snapshots")),
+    )

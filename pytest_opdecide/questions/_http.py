@@ -3,7 +3,8 @@
 The override may be an async transport (``httpx.MockTransport``, ``httpx.AsyncHTTPTransport``),
 a sync transport, an ``httpx.AsyncClient`` or an ``httpx.Client``. Sync ones run in a worker
 thread. Overrides belong to the caller: they are never closed here. When an override is given,
-environment proxy settings are ignored, so that no request can bypass it.
+environment proxy settings are ignored, so that no request can bypass it. While a cassette
+replays, its transport answers every request instead (see :mod:`pytest_opdecide._http_replay`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 
+from pytest_opdecide._http_replay import replay_transport
 from pytest_opdecide.questions._provider import HttpTransportOverride
 
 _KEPT_EXTENSIONS = ("http_version", "reason_phrase")
@@ -106,6 +108,13 @@ async def open_client(
     Yields:
         The client (the caller's own ``AsyncClient`` when that is the override).
     """
+    replaying = replay_transport()
+    if replaying is not None:  # a cassette replays: it answers every request
+        async with httpx.AsyncClient(
+            transport=replaying, timeout=httpx.Timeout(timeout_seconds)
+        ) as client:
+            yield client
+        return
     if isinstance(override, httpx.AsyncClient):
         yield override
         return

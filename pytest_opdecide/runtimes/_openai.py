@@ -12,6 +12,7 @@ from typing import Any, Self
 
 import httpx
 
+from pytest_opdecide._http_replay import replay_async_client, replay_client
 from pytest_opdecide._messages import ModelReply, ModelRequest
 from pytest_opdecide._runtime import Runtime
 from pytest_opdecide.runtimes._errors import RuntimeCallError
@@ -265,6 +266,9 @@ class OpenAICompatibleRuntime(Runtime):
     # --- clients -----------------------------------------------------------------------------
 
     def _sync_client(self) -> httpx.Client:
+        replaying = replay_client(self, headers=self._headers, timeout=self.timeout_s)
+        if replaying is not None:  # a cassette replays: it answers every request
+            return replaying
         with self._lock:
             if self._client is None or self._client.is_closed:
                 self._client = httpx.Client(
@@ -275,6 +279,9 @@ class OpenAICompatibleRuntime(Runtime):
             return self._client
 
     def _get_async_client(self) -> httpx.AsyncClient:
+        replaying = replay_async_client(self, headers=self._headers, timeout=self.timeout_s)
+        if replaying is not None:  # a cassette replays: it answers every request
+            return replaying
         loop = asyncio.get_running_loop()
         client = self._async_client
         known = self._async_loop() if self._async_loop is not None else None

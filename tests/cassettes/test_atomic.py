@@ -32,11 +32,11 @@ BROKEN_SERIALIZER = dedent(
     @pytest.fixture(autouse=True)
     def crash_while_saving(monkeypatch):
         # Through sys.modules: an in-process pytester run may re-import the module.
-        _cassettes = importlib.import_module("pytest_opdecide._cassettes")
+        _cassette_yaml = importlib.import_module("pytest_opdecide._cassette_yaml")
 
         def serialize(data):
             raise OSError("disk full (simulated)")
-        monkeypatch.setattr(_cassettes.ReadableYaml, "serialize", staticmethod(serialize))
+        monkeypatch.setattr(_cassette_yaml.ReadableYaml, "serialize", staticmethod(serialize))
     """
 )
 

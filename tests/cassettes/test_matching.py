@@ -7,7 +7,8 @@ import json
 import pytest
 from _openai_server import OpenAIServer
 
-from pytest_opdecide._cassettes import PLACEHOLDER, _drop_path, comparable_body
+from pytest_opdecide._matching import comparable_body, drop_path
+from pytest_opdecide._scrub import PLACEHOLDER
 
 from ._support import dedent, error_text
 
@@ -170,4 +171,4 @@ def test_comparable_body() -> None:
 )
 def test_volatile_paths(path: str, expected: object) -> None:
     value = {"meta": {"id": 9, "keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2, "v": 2}]}
-    assert _drop_path(value, path.split(".")) == expected
+    assert drop_path(value, path.split(".")) == expected

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from _openai_server import OpenAIServer
 
-from pytest_opdecide._cassettes import _short, cassette_path
+from pytest_opdecide._pytest_cassettes import _short, cassette_path
 from pytest_opdecide._settings import resolve
 
 from ._support import cassette, dedent, write_ini

@@ -1,0 +1,106 @@
+"""Where this project's own HTTP clients send their requests while a cassette replays.
+
+The runtimes and providers of this package (``OpenAICompatibleRuntime``,
+``OpenAICompatibleDecisionProvider``, anything built on their HTTP layer) ask here before they
+send: inside :func:`replaying`, every request goes to the given transport (an httpx transport,
+httpx's public transport API) instead of their own. The cassette layer uses it to answer them
+straight from the loaded cassette, event by event for streams; other HTTP clients are replayed
+by vcrpy.
+
+The transport is held in a context variable: every asyncio task and every thread started with
+a copy of the context sees it, and nothing outside the ``with`` block does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+import httpx
+
+__all__ = [
+    "ReplayTransport",
+    "replay_async_client",
+    "replay_client",
+    "replay_transport",
+    "replaying",
+]
+
+
+class ReplayTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """A transport for both sync and async httpx clients (as ``httpx.MockTransport`` is)."""
+
+
+class _Replay:
+    """One :func:`replaying` block: its transport and the clients built on it, per owner."""
+
+    def __init__(self, transport: ReplayTransport) -> None:
+        self.transport = transport
+        self.clients: dict[int, tuple[Any, httpx.Client]] = {}
+        self.async_clients: dict[int, tuple[Any, httpx.AsyncClient]] = {}
+
+
+_current: ContextVar[_Replay | None] = ContextVar("opdecide_replay", default=None)
+
+
+@contextlib.contextmanager
+def replaying(transport: ReplayTransport) -> Iterator[None]:
+    """Send every request of this package's HTTP clients to ``transport`` in the block."""
+    replay = _Replay(transport)
+    token = _current.set(replay)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+        for _, client in replay.clients.values():
+            client.close()
+
+
+def replay_transport() -> ReplayTransport | None:
+    """The transport of the enclosing :func:`replaying` block, if any."""
+    replay = _current.get()
+    return None if replay is None else replay.transport
+
+
+def replay_client(
+    owner: object, *, headers: httpx.Headers, timeout: float | None
+) -> httpx.Client | None:
+    """A sync client sending through the replay transport (one per ``owner`` and block), or
+    ``None`` outside :func:`replaying`."""
+    replay = _current.get()
+    if replay is None:
+        return None
+    known = replay.clients.get(id(owner))
+    if known is None or known[0] is not owner:
+        client = httpx.Client(
+            transport=replay.transport,
+            headers=headers,
+            timeout=httpx.Timeout(timeout),
+        )
+        known = replay.clients[id(owner)] = (owner, client)
+    return known[1]
+
+
+def replay_async_client(
+    owner: object, *, headers: httpx.Headers, timeout: float | None
+) -> httpx.AsyncClient | None:
+    """An async client sending through the replay transport (one per ``owner`` and block), or
+    ``None`` outside :func:`replaying`.
+
+    The transport holds no connection, so the client belongs to no event loop and needs no
+    closing.
+    """
+    replay = _current.get()
+    if replay is None:
+        return None
+    known = replay.async_clients.get(id(owner))
+    if known is None or known[0] is not owner:
+        client = httpx.AsyncClient(
+            transport=replay.transport,
+            headers=headers,
+            timeout=httpx.Timeout(timeout),
+        )
+        known = replay.async_clients[id(owner)] = (owner, client)
+    return known[1]
