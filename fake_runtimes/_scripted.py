@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fake_runtimes._errors import ScriptExhausted, ScriptMismatch, UnusedSteps
+from fake_runtimes._recorded import recorded_steps
 from fake_runtimes._steps import (
     ErrorStep,
     FakeCall,
@@ -199,8 +200,6 @@ class ScriptedRuntime(FakeRuntime):
             FileNotFoundError: No file at ``path``.
             ValueError: The file is not a recording, or is truncated.
         """
-        from pytest_opdecide._recording import recorded_steps
-
         steps = recorded_steps(path, strict=strict)
         return cls(*steps, strict=strict, model=model, tools=tools, toolsets=toolsets)
 

@@ -21,14 +21,14 @@ Example:
 
 from __future__ import annotations
 
-from pytest_opdecide._recording import (
+from fake_runtimes._recorded import (
     FORMAT_VERSION,
     RecordedCallError,
     RecordedReply,
-    RecordingRuntime,
     load_recording,
     recorded_steps,
 )
+from pytest_opdecide._recording import RecordingRuntime
 
 __all__ = [
     "FORMAT_VERSION",
