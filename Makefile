@@ -19,6 +19,7 @@ test: lint typecheck unit docs
 lint: $(STAMP)
 	$(BIN)/ruff check pytest_opdecide fake_runtimes tests benchmarks examples scripts
 	$(BIN)/ruff format --check pytest_opdecide fake_runtimes tests benchmarks examples scripts
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_opdecide._binding import NO_RUNTIME_MESSAGE
+from pytest_opdecide._content import content_blocks
 from pytest_opdecide._errors import DecisionError, reply_text
 from pytest_opdecide._extract import CALL_KEYS, extract_action
 from pytest_opdecide._messages import Message, ModelRequest
@@ -351,8 +352,6 @@ def make_procedure(
     if isinstance(prompt, str):
         blocks: tuple[Mapping[str, Any], ...] = (text_block(f"{prompt}\n\n{menu.text}"),)
     else:
-        from pytest_opdecide._content import content_blocks
-
         blocks = (*content_blocks(prompt), text_block(f"\n\n{menu.text}"))
     request = ModelRequest(
         "turn", (Message("user", blocks),), menu=menu.text, options=menu.names, choices=menu

@@ -19,6 +19,7 @@ from pytest_opdecide._binding import current_agent, current_parent, parent_call
 from pytest_opdecide._content import content_blocks
 from pytest_opdecide._decision import (
     DECISION_FINISH_INSTRUCTION,
+    call_args,
     check_context,
     check_sync_callables,
     function_kwargs,
@@ -481,8 +482,6 @@ class Runtime:
             kwargs = function_kwargs(option, args, context, self, label="Tool")
         except ParseFailure as failure:
             return f"Error: {failure.message}"
-        from pytest_opdecide._decision import call_args
-
         positional, kw = call_args(option, kwargs)
         result = yield InvokeStep(spec.function, positional, kw, parent)
         if isinstance(result, str):

@@ -79,13 +79,13 @@ def _vcr_options() -> frozenset[str]:
     return frozenset(inspect.signature(vcr.VCR).parameters)
 
 
-def _vcr_request(stored: Interaction) -> Any:
+def _as_vcrpy_request(stored: Interaction) -> Any:
     """A recorded request as vcrpy holds it."""
     headers = {name: values[0] for name, values in stored.request_headers.items() if values}
     return Request(stored.method, stored.uri, stored.body, headers)
 
 
-def _vcr_response(stored: Interaction) -> dict[str, Any]:
+def _as_vcrpy_response(stored: Interaction) -> dict[str, Any]:
     """A recorded response as vcrpy holds it."""
     return {
         "status": {"code": stored.status, "message": stored.reason},
@@ -134,7 +134,8 @@ class Persister:
         self.loaded = True
         if not self.hand_over:
             return [], []
-        return [_vcr_request(stored) for stored in loaded], [_vcr_response(s) for s in loaded]
+        requests = [_as_vcrpy_request(stored) for stored in loaded]
+        return requests, [_as_vcrpy_response(stored) for stored in loaded]
 
     def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
         """Keep what vcrpy saves: it is written once vcrpy has removed its patches (vcrpy
@@ -223,7 +224,7 @@ class VcrCassette:
             self._handing_over = True  # append() passes each request through this hook
             try:
                 for stored in self.tape.interactions:
-                    self.cassette.append(_vcr_request(stored), _vcr_response(stored))
+                    self.cassette.append(_as_vcrpy_request(stored), _as_vcrpy_response(stored))
             finally:
                 self._handing_over = False
             self._handed_over = True

@@ -28,6 +28,7 @@ from pytest_opdecide.conformance._network import watch_network
 from pytest_opdecide.conformance._openai_backend import ChatCompletionsScript
 from pytest_opdecide.conformance._standard import check_standard_checks
 from pytest_opdecide.decision import DECISION_FINISH_INSTRUCTION, make, render_options
+from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
 __all__ = [
     "OpenAICompatibleRuntimeTests",
@@ -617,8 +618,6 @@ class OpenAICompatibleRuntimeTests(RuntimeTests):
 
     def make_runtime(self, base_url: str, transport: httpx.MockTransport) -> Runtime:
         """Build the runtime under test over ``transport`` (sync and async)."""
-        from pytest_opdecide.runtimes import OpenAICompatibleRuntime
-
         return OpenAICompatibleRuntime(base_url, model=self.runtime_model, transport=transport)
 
     def scripted_runtime(self, replies: Sequence[ModelReply]) -> RuntimeUnderTest:

@@ -8,7 +8,7 @@ matching, scrubbing and diff apply to it as to this package's own runtimes.
 from __future__ import annotations
 
 import pytest
-from _openai_server import OpenAIServer, Reply
+from _openai_server import OpenAIServer
 
 from ._support import KEY, dedent, error_text, interactions
 
