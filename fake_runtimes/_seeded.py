@@ -15,21 +15,23 @@ from typing import Any
 from fake_runtimes._scripted import FakeRuntime
 from fake_runtimes._steps import FakeCall, Pick
 from pytest_opdecide import ModelReply, ModelRequest
-from pytest_opdecide._decision import parse_once
-from pytest_opdecide._options import Menu, Option, normalize_options
-from pytest_opdecide._schema import (
+from pytest_opdecide.options import (
     ChoiceSpec,
     DictSpec,
     FieldSpec,
     ListSpec,
+    Menu,
     ModelSpec,
     NoneSpec,
     ObjectSpec,
+    Option,
     ParseFailure,
     ScalarSpec,
     TypeSpec,
     UnionSpec,
     UnknownSpec,
+    normalize_options,
+    parse_reply,
 )
 
 __all__ = ["InvalidReply", "SeededRuntime", "every_option", "invalid_replies", "seeded_pick"]
@@ -104,7 +106,7 @@ def seeded_pick(option: Option, menu: Menu, rng: random.Random) -> Pick:
     for _ in range(_ATTEMPTS):
         pick = Pick(option.name, _option_args(option, rng))
         try:
-            parse_once(pick.text, menu, _AnyContext(), None)
+            parse_reply(pick.text, menu, _AnyContext())
         except ParseFailure as exc:
             failure = exc
             continue
@@ -225,7 +227,7 @@ def invalid_replies(options: Any, *, seed: int = 0) -> list[InvalidReply]:
     )
     for case in out:
         try:
-            parse_once(case.reply, menu, _AnyContext(), None)
+            parse_reply(case.reply, menu, _AnyContext())
         except ParseFailure as failure:
             if failure.kind != case.kind:  # pragma: no cover - a bug in this generator
                 raise AssertionError(f"{case} produced {failure.kind}: {failure.message}") from None

@@ -42,8 +42,7 @@ from hypothesis import strategies as st
 
 from fake_runtimes import CONTEXT_KINDS, InvalidReply, fake_context
 from fake_runtimes import invalid_replies as _seeded_invalid_replies
-from pytest_opdecide._options import Option, normalize_options
-from pytest_opdecide._schema import (
+from pytest_opdecide.options import (
     META_KEYS,
     ChoiceSpec,
     DictSpec,
@@ -52,11 +51,13 @@ from pytest_opdecide._schema import (
     ModelSpec,
     NoneSpec,
     ObjectSpec,
+    Option,
     Param,
     ParseFailure,
     ScalarSpec,
     TypeSpec,
     UnionSpec,
+    normalize_options,
 )
 from pytest_opdecide.questions import (
     DEFAULT_TOLERANCE,

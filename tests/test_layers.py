@@ -76,6 +76,40 @@ def test_the_layers_are_in_the_order_the_project_states() -> None:
     ]
 
 
+def private_imports(tree: ast.Module) -> list[str]:
+    """The private modules or names of ``pytest_opdecide`` that a module imports."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if "._" in f"{a.name}."[len("pytest_opdecide") :]]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pytest_opdecide"):
+            module = node.module or ""
+            if any(part.startswith("_") for part in module.split(".")):
+                found.append(module)
+            found += [f"{module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+@pytest.mark.parametrize("module", ["fake_runtimes", "pytest_opdecide.strategies"])
+def test_fakes_and_strategies_use_public_names_of_pytest_opdecide_only(module: str) -> None:
+    for name, path in modules():
+        if name == module or name.startswith(f"{module}."):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            assert private_imports(tree) == [], name
+
+
+def test_the_names_tools_build_on_are_public_and_documented() -> None:
+    import doctest
+
+    from pytest_opdecide import options
+
+    for name in options.__all__:
+        value = getattr(options, name)
+        if callable(value):
+            assert value.__doc__, name
+    assert doctest.testmod(options).failed == 0
+
+
 LATE_IMPORTS = {
     ("pytest_opdecide.plugin", "fake_runtimes"): "start-up: pytest loads the plugin in every "
     "run; the fakes (and pydantic, hypothesis...) load with the first test that uses them",

@@ -1,0 +1,94 @@
+"""Options and their fields as the decision library reads them: for tools that generate picks.
+
+``decision.make`` accepts options in several forms (a dict of values, functions, schema
+options, a list...). :func:`normalize_options` reads any of them into a :class:`Menu` of
+:class:`Option` values, each with its fields (:class:`FieldSpec`), each field with its type (a
+:class:`TypeSpec`: :class:`ScalarSpec`, :class:`ChoiceSpec`, :class:`ListSpec`,
+:class:`DictSpec`, :class:`ObjectSpec`, :class:`ModelSpec`, :class:`UnionSpec`,
+:class:`NoneSpec` or :class:`UnknownSpec`). A generator of valid or invalid picks (the seeded
+fakes, the Hypothesis strategies, your own) walks these types; :func:`parse_reply` then checks a
+reply exactly as ``decision.make`` does, raising :class:`ParseFailure` with the message the
+model would read. ``META_KEYS`` are the keys that make a dict in schema notation the description
+of one field (``{"type": int, "description": ...}``) rather than an object of fields; a
+``Param`` (in ``typing.Annotated``) describes a function parameter.
+
+Example:
+    >>> from pytest_opdecide.options import ScalarSpec, normalize_options, parse_reply
+    >>> def refund(amount: float) -> str:
+    ...     return f"refunded {amount}"
+    >>> menu = normalize_options({"refund": refund, "close": "CLOSED"})
+    >>> menu.names
+    ('refund', 'close')
+    >>> field = menu.by_name["refund"].fields[0]
+    >>> field.name, isinstance(field.type, ScalarSpec)
+    ('amount', True)
+    >>> option, args = parse_reply('{"call": "refund", "args": {"amount": 9.5}}', menu)
+    >>> option.name, args
+    ('refund', {'amount': 9.5})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_opdecide._decision import parse_once
+from pytest_opdecide._options import Menu, Option, normalize_options
+from pytest_opdecide._schema import (
+    META_KEYS,
+    ChoiceSpec,
+    DictSpec,
+    FieldSpec,
+    ListSpec,
+    ModelSpec,
+    NoneSpec,
+    ObjectSpec,
+    Param,
+    ParseFailure,
+    ScalarSpec,
+    TypeSpec,
+    UnionSpec,
+    UnknownSpec,
+)
+
+__all__ = [
+    "META_KEYS",
+    "ChoiceSpec",
+    "DictSpec",
+    "FieldSpec",
+    "ListSpec",
+    "Menu",
+    "ModelSpec",
+    "NoneSpec",
+    "ObjectSpec",
+    "Option",
+    "Param",
+    "ParseFailure",
+    "ScalarSpec",
+    "TypeSpec",
+    "UnionSpec",
+    "UnknownSpec",
+    "normalize_options",
+    "parse_reply",
+]
+
+
+def parse_reply(
+    reply: Any, menu: Menu, context: Mapping[str, Any] | None = None
+) -> tuple[Option, dict[str, Any]]:
+    """Parse and validate one model reply against ``menu``, as ``decision.make`` does once.
+
+    Args:
+        reply: The model's reply (text holding a JSON pick, or the pick as an object).
+        menu: The options offered (:func:`normalize_options`).
+        context: The values of the options' ``FromContext`` parameters.
+
+    Returns:
+        The option picked and its validated arguments.
+
+    Raises:
+        ParseFailure: The reply picks nothing valid; ``kind`` says why (``no_action``,
+            ``unknown_call``, ``bad_args``, ``missing_required``, ``type_mismatch``...) and
+            ``message`` is what the model would be told.
+    """
+    return parse_once(reply, menu, context, None)
