@@ -19,10 +19,8 @@ times. ``metadata["questions"][id]["method"]`` records ``logprobs``, ``verbalize
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
@@ -30,6 +28,13 @@ from typing import Any, Final, Literal, TypeVar
 import httpx
 from pydantic import JsonValue
 
+from pytest_opdecide._http_errors import (
+    StatusKind,
+    clip,
+    retry_after_seconds,
+    server_message,
+    status_kind,
+)
 from pytest_opdecide.questions._concurrency import all_or_nothing
 from pytest_opdecide.questions._distribution import (
     DistributionError,
@@ -75,17 +80,14 @@ FallbackMethod = Literal["verbalized", "sampled", "none"]
 """What to do when a server gives no token probabilities."""
 
 _REFUSAL_STATUSES: Final = (400, 403, 422)
-_ERROR_CODES: Final[dict[int, ProviderErrorCode]] = {
-    400: "invalid_request",
-    401: "auth_error",
-    403: "auth_error",
-    404: "invalid_request",
-    408: "timeout",
-    409: "invalid_request",
-    413: "invalid_request",
-    415: "invalid_request",
-    422: "invalid_request",
-    429: "rate_limit",
+_ERROR_CODES: Final[dict[StatusKind, ProviderErrorCode]] = {
+    "bad_request": "invalid_request",
+    "not_found": "invalid_request",
+    "authentication": "auth_error",
+    "timeout": "timeout",
+    "rate_limit": "rate_limit",
+    "server": "server_error",
+    "other": "unknown",
 }
 _MAX_ERROR_TEXT: Final = 300
 
@@ -101,59 +103,11 @@ def status_error_code(status: int) -> ProviderErrorCode:
         ``invalid_request`` (400, 404, 409, 413, 415, 422), ``server_error`` (5xx) or
         ``unknown``.
     """
-    if status in _ERROR_CODES:
-        return _ERROR_CODES[status]
-    return "server_error" if status >= 500 else "unknown"
-
-
-def retry_after_seconds(headers: httpx.Headers, *, now: float | None = None) -> float | None:
-    """How long the server asked to wait, from ``retry-after-ms`` or ``retry-after``.
-
-    Args:
-        headers: The response headers.
-        now: The current time (seconds since the epoch), for HTTP-date values.
-
-    Returns:
-        Seconds (never negative), or ``None`` when the headers say nothing usable.
-    """
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            value = float(milliseconds)
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value):
-            return max(0.0, value / 1000)
-    text = headers.get("retry-after")
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, when.timestamp() - (time.time() if now is None else now))
-    return max(0.0, value) if math.isfinite(value) else None
+    return _ERROR_CODES[status_kind(status)]
 
 
 def _server_message(response: httpx.Response) -> str:
-    text = response.text
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-        if isinstance(data.get("message"), str):
-            return str(data["message"])
-    text = " ".join(text.split())
-    return text[:_MAX_ERROR_TEXT] + ("..." if len(text) > _MAX_ERROR_TEXT else "")
+    return clip(server_message(response.text), _MAX_ERROR_TEXT)
 
 
 def _reject_constant(name: str) -> float:

@@ -5,7 +5,7 @@ The tree, drawn once::
     RuntimeError
      └── RuntimeCallError            a model call failed; .method, .path, .status_code
           ├── ResponseStatusError    the server answered with an error status (other codes)
-          │    ├── BadRequestError       400, 422: the server rejected the request body
+          │    ├── BadRequestError       400, 409, 413, 415, 422: the server refused the request
           │    ├── AuthenticationError   401, 403: missing, wrong or insufficient API key
           │    ├── NotFoundError         404: wrong base_url (or model, on some servers)
           │    ├── RateLimitError        429: too many requests; .retry_after
@@ -91,8 +91,9 @@ class ResponseStatusError(RuntimeCallError):
 
 
 class BadRequestError(ResponseStatusError):
-    """400 or 422: the server rejected the request (model name, messages, an extra_body field,
-    a prompt longer than the context window...). The server's reason is in the message."""
+    """400, 409, 413, 415 or 422: the server refused the request as sent (model name, messages,
+    an extra_body field, a prompt longer than the context window...). The server's reason is in
+    the message."""
 
 
 class AuthenticationError(ResponseStatusError):

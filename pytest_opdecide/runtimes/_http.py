@@ -7,14 +7,12 @@ problems, never credentials) and says how to fix it. Text quoted from the server
 
 from __future__ import annotations
 
-import email.utils
-import json
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import httpx
 
+from pytest_opdecide._http_errors import clip, retry_after_seconds, server_message, status_kind
 from pytest_opdecide.runtimes._errors import (
     AuthenticationError,
     BadRequestError,
@@ -27,7 +25,7 @@ from pytest_opdecide.runtimes._errors import (
     RuntimeCallError,
     ServerError,
 )
-from pytest_opdecide.runtimes._protocol import ProtocolProblem, server_error_message
+from pytest_opdecide.runtimes._protocol import ProtocolProblem
 
 __all__ = [
     "SECRET_HEADERS",
@@ -36,7 +34,6 @@ __all__ = [
     "error_for_status",
     "error_for_transport",
     "redact",
-    "retry_after_seconds",
 ]
 
 SECRET_HEADERS = frozenset(
@@ -62,10 +59,6 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 def _sentence(text: str) -> str:
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class Where:
@@ -98,28 +91,6 @@ class Where:
     def redact(self, text: str) -> str:
         """``text`` with the secrets replaced by ``***``."""
         return redact(text, self.secrets)
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """The wait a 429 asks for: ``retry-after-ms``, or ``Retry-After`` (seconds or a date)."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _status_fix(status: int, where: Where, retry_after: float | None, headers: Any) -> str:
@@ -170,17 +141,13 @@ def _status_fix(status: int, where: Where, retry_after: float | None, headers: A
 def error_for_status(response: httpx.Response, where: Where) -> ResponseStatusError:
     """The error for a response with a non-2xx status (its body must have been read)."""
     status = response.status_code
+    kind = status_kind(status)
     text = response.text
-    try:
-        data: Any = json.loads(text)
-    except ValueError:
-        data = None
-    quoted = server_error_message(data) or text.strip()
-    server_message = _clip(where.redact(quoted), _MESSAGE_LIMIT)
-    body = _clip(where.redact(text), _BODY_LIMIT)
+    said_by_server = clip(where.redact(server_message(text)), _MESSAGE_LIMIT)
+    body = clip(where.redact(text), _BODY_LIMIT)
     reason = f" {response.reason_phrase}" if response.reason_phrase else ""
-    said = f": {_sentence(server_message)}" if server_message else " (the body gives no reason)."
-    retry_after = retry_after_seconds(response.headers) if status == 429 else None
+    said = f": {_sentence(said_by_server)}" if said_by_server else " (the body gives no reason)."
+    retry_after = retry_after_seconds(response.headers) if kind == "rate_limit" else None
     message = (
         f"{where.request} failed with {status}{reason}{said} "
         f"{_status_fix(status, where, retry_after, response.headers)}"
@@ -189,20 +156,18 @@ def error_for_status(response: httpx.Response, where: Where) -> ResponseStatusEr
         "method": where.method,
         "path": where.path,
         "status_code": status,
-        "server_message": server_message,
+        "server_message": said_by_server,
         "body": body,
     }
-    if status == 429:
+    if kind == "rate_limit":
         return RateLimitError(message, retry_after=retry_after, **common)
-    if status in (400, 422):
-        return BadRequestError(message, **common)
-    if status in (401, 403):
-        return AuthenticationError(message, **common)
-    if status == 404:
-        return NotFoundError(message, **common)
-    if status >= 500:
-        return ServerError(message, **common)
-    return ResponseStatusError(message, **common)
+    errors: dict[str, type[ResponseStatusError]] = {
+        "bad_request": BadRequestError,
+        "authentication": AuthenticationError,
+        "not_found": NotFoundError,
+        "server": ServerError,
+    }
+    return errors.get(kind, ResponseStatusError)(message, **common)
 
 
 _TIMEOUT_PHASES: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
@@ -280,8 +245,8 @@ def error_for_problem(
             method=where.method,
             path=where.path,
             status_code=status_code,
-            server_message=_clip(description, _MESSAGE_LIMIT),
-            body=_clip(where.redact(body), _BODY_LIMIT),
+            server_message=clip(description, _MESSAGE_LIMIT),
+            body=clip(where.redact(body), _BODY_LIMIT),
         )
     return MalformedResponseError(
         f"{where.request} answered {status_code}, but {description}. Check that base_url "
@@ -289,5 +254,5 @@ def error_for_problem(
         method=where.method,
         path=where.path,
         status_code=status_code,
-        body=_clip(where.redact(body), _BODY_LIMIT),
+        body=clip(where.redact(body), _BODY_LIMIT),
     )

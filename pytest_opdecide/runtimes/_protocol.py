@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_opdecide._http_errors import server_error_message
 from pytest_opdecide._messages import ContentBlock, Message, ModelReply, ToolCall, ToolSpec, Usage
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "parse_arguments",
     "parse_completion",
     "plain_json",
-    "server_error_message",
     "tool_definitions",
 ]
 
@@ -204,34 +204,6 @@ def _tool_call(entry: Any, where: str) -> ToolCall:
 def _legacy_name(name: str) -> str:
     # llama.cpp's server ends the legacy function_call name with the ":" of its template.
     return name[:-1] if name.endswith(":") else name
-
-
-def server_error_message(data: Any) -> str:
-    """The human-readable message of an error body, or ``""`` when there is none.
-
-    Understands OpenAI-style ``{"error": {"message": ...}}`` and ``{"error": "..."}``, FastAPI's
-    ``{"detail": "..."}`` and ``{"detail": [{"loc": [...], "msg": ...}]}``, and ``{"message"}``.
-    """
-    if not isinstance(data, Mapping):
-        return ""
-    error = data.get("error")
-    if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    if isinstance(error, str):
-        return error
-    detail = data.get("detail")
-    if isinstance(detail, str):
-        return detail
-    if isinstance(detail, list):
-        parts = []
-        for item in detail:
-            if isinstance(item, Mapping):
-                location = ".".join(str(step) for step in item.get("loc", ()))
-                text = str(item.get("msg", ""))
-                parts.append(f"{location}: {text}" if location else text)
-        return "; ".join(parts)
-    message = data.get("message")
-    return message if isinstance(message, str) else ""
 
 
 def _head(value: Any, limit: int = 200) -> str:

@@ -797,7 +797,7 @@ VALIDATION_FAILED = {
         ),
         (
             httpx.Response(409, json={"error": {"message": "Conflict"}}),
-            ResponseStatusError,
+            BadRequestError,
             ["409 Conflict: Conflict."],
         ),
         (
