@@ -121,6 +121,9 @@ def use_cassette(
         return  # a failure records nothing, and its unplayed interactions prove nothing
     if not machine.protected:
         pending = machine.persister.pending
+        if pending is not None and record == "all":
+            # What was recorded again replaces what it matches; the rest of the file stays.
+            pending = tape.not_recorded_again(pending) + pending
         if pending is not None or record == "rewrite" or not where.is_file():
             # A test that passed without any request gets an empty cassette: its replay finds one.
             write_cassette(

@@ -96,6 +96,21 @@ class Interaction:
             content=content,
         )
 
+    def stored(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The request and the response as vcrpy records them (to be written again)."""
+        request = {
+            "method": self.method,
+            "uri": self.uri,
+            "body": self.body,
+            "headers": {name: list(values) for name, values in self.request_headers.items()},
+        }
+        response = {
+            "status": {"code": self.status, "message": self.reason},
+            "headers": {name: list(values) for name, values in self.response_headers.items()},
+            "body": {"string": self.content},
+        }
+        return request, response
+
 
 class _Sent:
     """A request being sent, as matching and messages see it."""
@@ -201,6 +216,23 @@ class Tape:
                 return None
             self.plays[index] += 1
             return self.interactions[index]
+
+    def not_recorded_again(
+        self, recorded: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """The interactions that no request of ``recorded`` matches, as vcrpy records them:
+        what record mode ``all`` keeps of the old file (the rest was recorded again)."""
+        again = [  # keys hold parsed JSON: compared, not hashed
+            request_key(
+                request["method"], request["uri"], request["body"], self.volatile, self.scrub_fields
+            )
+            for request, _ in recorded
+        ]
+        return [
+            stored.stored()
+            for index, stored in enumerate(self.interactions)
+            if self.key(index) not in again
+        ]
 
     def mismatch(self, method: str, uri: str, body: Any) -> CassetteMismatch:
         """The error for a request that no interaction can answer, with its diff."""

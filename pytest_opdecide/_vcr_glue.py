@@ -87,11 +87,7 @@ def _as_vcrpy_request(stored: Interaction) -> Any:
 
 def _as_vcrpy_response(stored: Interaction) -> dict[str, Any]:
     """A recorded response as vcrpy holds it."""
-    return {
-        "status": {"code": stored.status, "message": stored.reason},
-        "headers": {name: list(values) for name, values in stored.response_headers.items()},
-        "body": {"string": stored.content},
-    }
+    return stored.stored()[1]
 
 
 def _stored_request(request: Any) -> dict[str, Any]:
@@ -165,9 +161,11 @@ class VcrCassette:
     def __init__(self, tape: Tape, record: str) -> None:
         self.tape = tape
         self.record = record
-        # Replay only: vcrpy gets the interactions when a client it serves needs them.
+        # Only new_episodes has vcrpy replay what it loads as it loads it: replaying modes
+        # hand the interactions over when a client vcrpy serves first needs them, and "all"
+        # never replays (use_cassette keeps what is not recorded again).
         self.persister = Persister(
-            tape, ignore_existing=record == "rewrite", hand_over=record not in ("none", "once")
+            tape, ignore_existing=record == "rewrite", hand_over=record == "new_episodes"
         )
         self.cassette: Any = None
         """vcrpy's cassette, once open."""
