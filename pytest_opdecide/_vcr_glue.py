@@ -27,6 +27,7 @@ import contextlib
 import functools
 import importlib.util
 import inspect
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -176,7 +177,8 @@ class VcrCassette:
         self._loaded: list[Any] = []  # vcrpy's loaded requests: their ids stay theirs
         self._positions: dict[int, int] | None = None
         self._handed_over = False
-        self._handing_over = False
+        self._handing_over: int | None = None  # the thread handing over
+        self._hand_over_lock = threading.Lock()
 
     @property
     def protected(self) -> bool:
@@ -214,18 +216,27 @@ class VcrCassette:
     def check_request(self, request: Any) -> Any:
         """vcrpy's ``before_record_request``: refuse what a replay-only cassette lacks, and
         give vcrpy the recorded interactions when it first needs them."""
-        if self.cassette is None or not self.protected or self._handing_over:
+        if (
+            self.cassette is None
+            or not self.protected
+            or self._handing_over == threading.get_ident()
+        ):
             return request
         if self.tape.find(request.method, request.uri, request.body) is None:
             _refuse(self.tape.mismatch(request.method, request.uri, request.body))
-        if not self._handed_over and not self.persister.hand_over:
-            self._handing_over = True  # append() passes each request through this hook
-            try:
-                for stored in self.tape.interactions:
-                    self.cassette.append(_as_vcrpy_request(stored), _as_vcrpy_response(stored))
-            finally:
-                self._handing_over = False
-            self._handed_over = True
+        if not self.persister.hand_over:
+            with self._hand_over_lock:
+                if not self._handed_over:
+                    # append() passes each request through this hook: let them pass.
+                    self._handing_over = threading.get_ident()
+                    try:
+                        for stored in self.tape.interactions:
+                            self.cassette.append(
+                                _as_vcrpy_request(stored), _as_vcrpy_response(stored)
+                            )
+                    finally:
+                        self._handing_over = None
+                    self._handed_over = True
         return request
 
     def _played_by_vcrpy(self, index: int) -> bool:
