@@ -14,9 +14,9 @@ a copy of the context sees it, and nothing outside the ``with`` block does.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -41,6 +41,8 @@ class _Replay:
         self.clients: dict[int, tuple[Any, httpx.Client]] = {}
         self.async_clients: dict[int, tuple[Any, httpx.AsyncClient]] = {}
 
+
+T = TypeVar("T")
 
 _current: ContextVar[_Replay | None] = ContextVar("opdecide_replay", default=None)
 
@@ -72,15 +74,13 @@ def replay_client(
     replay = _current.get()
     if replay is None:
         return None
-    known = replay.clients.get(id(owner))
-    if known is None or known[0] is not owner:
-        client = httpx.Client(
-            transport=replay.transport,
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-        )
-        known = replay.clients[id(owner)] = (owner, client)
-    return known[1]
+    return _one_per_owner(
+        replay.clients,
+        owner,
+        lambda: httpx.Client(
+            transport=replay.transport, headers=headers, timeout=httpx.Timeout(timeout)
+        ),
+    )
 
 
 def replay_async_client(
@@ -95,12 +95,18 @@ def replay_async_client(
     replay = _current.get()
     if replay is None:
         return None
-    known = replay.async_clients.get(id(owner))
+    return _one_per_owner(
+        replay.async_clients,
+        owner,
+        lambda: httpx.AsyncClient(
+            transport=replay.transport, headers=headers, timeout=httpx.Timeout(timeout)
+        ),
+    )
+
+
+def _one_per_owner(clients: dict[int, tuple[Any, T]], owner: object, make: Callable[[], T]) -> T:
+    # Keyed by id, with the owner kept: the id is not reused while the owner is alive.
+    known = clients.get(id(owner))
     if known is None or known[0] is not owner:
-        client = httpx.AsyncClient(
-            transport=replay.transport,
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-        )
-        known = replay.async_clients[id(owner)] = (owner, client)
+        known = clients[id(owner)] = (owner, make())
     return known[1]
