@@ -255,3 +255,28 @@ def test_no_module_of_the_package_changes_sys_modules() -> None:
                     is_sys_modules(node.func.value)
                     and node.func.attr in {"__setitem__", "setdefault", "update", "pop"}
                 ), f"{name}, line {node.lineno}"
+
+
+def test_only_the_plugin_side_and_the_conformance_suites_import_pytest() -> None:
+    """pytest glue (fixtures, stash, ``pytest.fail``) lives on the plugin side; the conformance
+    suites are pytest test classes. No library module imports pytest or the plugin."""
+    allowed = set(layers()[0]) | {"pytest_opdecide.conformance"}
+    for name, path in modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            (node.module or "").split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 0
+        }
+        plugin = any(
+            isinstance(node, ast.ImportFrom) and node.module == "pytest_opdecide.plugin"
+            for node in ast.walk(tree)
+        )
+        if not any(name == a or name.startswith(f"{a}.") for a in allowed):
+            assert "pytest" not in imported, name
+            assert not plugin, name
