@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_opdecide import decision
+    from pytest_opdecide._adapter import ExecRuntime, as_runtime
     from pytest_opdecide._agent import Agent, agent, agent_async
     from pytest_opdecide._binding import current_runtime, use_runtime
     from pytest_opdecide._cassettes import CassetteCorrupt, CassetteMismatch, UnplayedInteractions
@@ -44,6 +45,7 @@ _WHERE = {
     "CassetteCorrupt": "_cassettes",
     "CassetteMismatch": "_cassettes",
     "DecisionError": "_errors",
+    "ExecRuntime": "_adapter",
     "FromContext": "_schema",
     "Message": "_messages",
     "ModelReply": "_messages",
@@ -59,6 +61,7 @@ _WHERE = {
     "Usage": "_messages",
     "agent": "_agent",
     "agent_async": "_agent",
+    "as_runtime": "_adapter",
     "current_runtime": "_binding",
     "tool_spec": "_runtime",
     "use_runtime": "_binding",
@@ -72,6 +75,7 @@ __all__ = [
     "CassetteCorrupt",
     "CassetteMismatch",
     "DecisionError",
+    "ExecRuntime",
     "FromContext",
     "Message",
     "ModelReply",
@@ -87,6 +91,7 @@ __all__ = [
     "Usage",
     "agent",
     "agent_async",
+    "as_runtime",
     "current_runtime",
     "decision",
     "tool_spec",

@@ -22,12 +22,12 @@ _cassette_key = pytest.StashKey[contextlib.ExitStack]()
 def _runtime_from_hook(request: pytest.FixtureRequest, settings: Settings) -> Runtime:
     supplied = request.config.hook.pytest_opdecide_runtime(request=request, settings=settings)
     if supplied is not None:
-        if not isinstance(supplied, Runtime):
-            pytest.fail(
-                f"pytest_opdecide_runtime returned {type(supplied).__name__}, not a Runtime",
-                pytrace=False,
-            )
-        return supplied
+        from pytest_opdecide._adapter import as_runtime
+
+        try:
+            return as_runtime(supplied, where="pytest_opdecide_runtime returned")
+        except TypeError as exc:
+            pytest.fail(str(exc), pytrace=False)
     return default_runtime(settings.base_url or "", settings.model)
 
 

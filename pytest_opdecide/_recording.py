@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from pytest_opdecide._adapter import as_runtime
 from pytest_opdecide._files import write_atomic
 from pytest_opdecide._messages import ModelReply, ModelRequest, ToolCall, Usage
 from pytest_opdecide._runtime import Runtime
@@ -161,7 +162,8 @@ class RecordingRuntime(Runtime):
     passed on, so ``inner`` may be a real runtime, a fake, or another wrapper.
 
     Args:
-        inner: The runtime that makes the model calls.
+        inner: The runtime that makes the model calls (a ``Runtime``, or any object with an
+            ``exec`` method, wrapped with :func:`~pytest_opdecide.as_runtime`).
         path: Where to write the recording.
 
     Example:
@@ -178,9 +180,8 @@ class RecordingRuntime(Runtime):
         'B'
     """
 
-    def __init__(self, inner: Runtime, path: str | os.PathLike[str]) -> None:
-        if not isinstance(inner, Runtime):
-            raise TypeError(f"inner must be a Runtime, got {type(inner).__name__}")
+    def __init__(self, inner: Any, path: str | os.PathLike[str]) -> None:
+        inner = as_runtime(inner, where="RecordingRuntime() got")  # an object with exec is wrapped
         super().__init__(model=inner.model)
         self.inner = inner
         """The runtime every model call is passed to."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_opdecide._adapter import as_runtime, user_runtime
 from pytest_opdecide._binding import NO_RUNTIME_MESSAGE, current_parent, current_runtime
 from pytest_opdecide._decision import (
     DECISION_FINISH_INSTRUCTION,
@@ -68,10 +69,17 @@ def _prepare(options: Any, context: Mapping[str, Any] | None, max_retries: int) 
     return menu
 
 
+def _driver(runtime: Any) -> Runtime | None:
+    """The runtime that makes the model calls: the given one, else the bound one (wrapped
+    when it is an object with ``exec``)."""
+    given = runtime if runtime is not None else current_runtime()
+    return None if given is None else as_runtime(given)
+
+
 def _make(
     prompt: Any,
     options: Any,
-    runtime: Runtime | None,
+    runtime: Any,
     context: Mapping[str, Any] | None,
     max_retries: int,
     api: str | None,
@@ -79,7 +87,7 @@ def _make(
     menu = _prepare(options, context, max_retries)
     if api is not None:
         check_sync_callables(menu, api)
-    chosen = runtime if runtime is not None else current_runtime()
+    chosen = _driver(runtime)
     if chosen is None:
         raise RuntimeError(NO_RUNTIME_MESSAGE)
     procedure = make_procedure(
@@ -87,7 +95,7 @@ def _make(
         menu,
         context=context,
         max_retries=max_retries,
-        runtime=chosen,
+        runtime=user_runtime(chosen),
         parent=current_parent(chosen.trace),
     )
     return procedure, chosen
@@ -97,7 +105,7 @@ def make(
     prompt: str,
     options: Any,
     *,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
 ) -> Any:
@@ -131,7 +139,7 @@ async def make_async(
     prompt: str,
     options: Any,
     *,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
 ) -> Any:
@@ -149,20 +157,20 @@ def _chosen(option: Option) -> Callable[..., Any] | str:
 def _parse(
     reply: Any,
     options: Any,
-    runtime: Runtime | None,
+    runtime: Any,
     context: Mapping[str, Any] | None,
     max_retries: int,
     resolve: bool,
 ) -> tuple[Procedure[Any], Runtime | None]:
     menu = _prepare(options, context, max_retries)
-    chosen = runtime if runtime is not None else current_runtime()
+    chosen = _driver(runtime)
     factory = resolve_procedure if resolve else parse_procedure
     procedure = factory(
         reply,
         menu,
         context=context,
         max_retries=max_retries,
-        runtime=chosen,
+        runtime=None if chosen is None else user_runtime(chosen),
         parent=None if chosen is None else current_parent(chosen.trace),
     )
     return procedure, chosen
@@ -171,7 +179,7 @@ def _parse(
 def parse_args(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
@@ -195,7 +203,7 @@ def parse_args(
 async def parse_args_async(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
@@ -209,7 +217,7 @@ async def parse_args_async(
 def resolve_decision(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
@@ -228,7 +236,7 @@ def resolve_decision(
 async def resolve_decision_async(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
