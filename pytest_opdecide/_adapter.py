@@ -194,13 +194,15 @@ class ExecRuntime(Runtime):
         ['done', 'more']
     """
 
+    inner: Any
+    """The object whose ``exec`` makes the model calls."""
+
     def __init__(self, inner: Any) -> None:
         if isinstance(inner, ExecRuntime):
             inner = inner.inner
         state = _state_of(inner, "ExecRuntime() got")
         super().__init__()
         self.inner = inner
-        """The object whose ``exec`` makes the model calls."""
         self.trace = state.trace
         self._opdecide_shape = state.shape
 

@@ -1,14 +1,20 @@
 """Options: the dict and list forms normalised into one menu, and the menu rendered as text.
 
 Normalising is on the hot path of every decision, so what does not change between calls is
-cached: a function's introspected fields (by function), a schema's parsed fields (by its frozen
-notation) and the rendered menu text (by the options' structure).
+cached, always by what it is made of, never by object identity: a function's introspected
+fields and argument validator (by function, checked against its defaults and docstring), a
+schema's fields and validator (by its frozen notation), the rendered menu text (by the options'
+structure), and whole menus (by a copy of the options, compared on every call, so that a menu
+written as a dict literal inside a method, new on every call, is found again, and a changed
+one never is).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+import operator
 import re
 import typing
 import weakref
@@ -16,12 +22,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic.fields import FieldInfo as _FieldInfo
+
 from pytest_opdecide._schema import (
+    ArgsValidator,
     ChoiceSpec,
     FieldSpec,
     FromContext,
     Param,
     TypeSpec,
+    UnknownSpec,
+    UnsupportedType,
+    annotation_label,
     json_dumps,
     object_from_notation,
     spec_from_annotation,
@@ -48,6 +60,7 @@ class Option:
         handler: The original function, for function options.
         value: What a value option resolves to.
         positional: Names of positional-only parameters, in signature order.
+        validator: The compiled check of the fields (``None`` for an option without fields).
     """
 
     name: str
@@ -58,6 +71,7 @@ class Option:
     handler: Callable[..., Any] | None = None
     value: Any = None
     positional: tuple[str, ...] = ()
+    validator: ArgsValidator | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -166,6 +180,27 @@ class _FunctionShape:
     hidden: tuple[FieldSpec, ...]
     description: str
     positional: tuple[str, ...]
+    validator: ArgsValidator | None
+    version: tuple[Any, ...]
+
+
+class _UnsupportedParameter(TypeError):
+    def __init__(self, parameter: str, annotation: Any, reason: str) -> None:
+        super().__init__(parameter, annotation, reason)
+        self.parameter = parameter
+        self.annotation = annotation
+        self.reason = reason
+
+
+def _version(fn: Any) -> tuple[Any, ...]:
+    """What a function's menu entry depends on besides its identity, and that can be changed
+    on the same function object: its defaults and its docstring."""
+    target = fn.__func__ if inspect.ismethod(fn) else fn
+    return (
+        getattr(target, "__defaults__", None),
+        getattr(target, "__kwdefaults__", None),
+        getattr(target, "__doc__", None),
+    )
 
 
 _function_cache: weakref.WeakKeyDictionary[Any, _FunctionShape] = weakref.WeakKeyDictionary()
@@ -187,7 +222,7 @@ def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
     except TypeError:
         weak = False
         cached = _unweakable_cache.get(fn) if _hashable(fn) else None
-    if cached is not None:
+    if cached is not None and cached.version == _version(fn):
         return cached
     shape = _introspect(fn)
     if weak:
@@ -228,7 +263,7 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
             hidden.append(
                 FieldSpec(
                     name,
-                    spec_from_annotation(hint),
+                    UnknownSpec(annotation_label(hint)),  # filled by the library, never validated
                     required=not has_default,
                     source="runtime",
                     default=param.default,
@@ -240,7 +275,7 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
             hidden.append(
                 FieldSpec(
                     name,
-                    spec_from_annotation(hint),
+                    UnknownSpec(annotation_label(hint)),  # filled from the context, never validated
                     required=not has_default,
                     source="context",
                     context_key=context.key or name,
@@ -250,8 +285,15 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
             )
             continue
         param_meta = next((m for m in meta if isinstance(m, Param)), None)
-        spec: TypeSpec = spec_from_annotation(hint)
+        try:
+            spec: TypeSpec = spec_from_annotation(hint)
+        except UnsupportedType as exc:
+            raise _UnsupportedParameter(name, hint, str(exc)) from None
         description = doc_args.get(name, "")
+        field_description = next(
+            (m.description for m in meta if isinstance(m, _FieldInfo) and m.description), ""
+        )
+        description = field_description or description
         if param_meta is not None:
             description = param_meta.description or description
             if param_meta.options is not None:
@@ -271,12 +313,19 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
         for name, param in sig.parameters.items()
         if param.kind is inspect.Parameter.POSITIONAL_ONLY
     )
-    return _FunctionShape(tuple(fields), tuple(hidden), _first_paragraph(doc), positional)
+    shown = tuple(fields)
+    try:
+        validator = ArgsValidator(shown, all_required=False) if shown else None
+    except UnsupportedType as exc:
+        raise _UnsupportedParameter("", None, str(exc)) from None
+    return _FunctionShape(
+        shown, tuple(hidden), _first_paragraph(doc), positional, validator, _version(fn)
+    )
 
 
 # --- schemas -----------------------------------------------------------------------------------
 
-_schema_cache: dict[Any, tuple[FieldSpec, ...]] = {}
+_schema_cache: dict[Any, tuple[tuple[FieldSpec, ...], ArgsValidator | None]] = {}
 _SCHEMA_CACHE_MAX = 2048
 
 
@@ -290,7 +339,7 @@ def _freeze(notation: Any) -> Any:
     return (type(notation), notation)
 
 
-def _schema_fields(name: str, schema: Any) -> tuple[FieldSpec, ...]:
+def _schema_option(name: str, description: str, schema: Any) -> Option:
     if not isinstance(schema, dict):
         raise TypeError(
             f"Option '{name}': a schema must be a dict of fields, got {type(schema).__name__}"
@@ -300,21 +349,30 @@ def _schema_fields(name: str, schema: Any) -> tuple[FieldSpec, ...]:
         cached = _schema_cache.get(key)
     except TypeError:
         key, cached = None, None
-    if cached is not None:
-        return cached
-    fields = object_from_notation(schema, where=name).fields
-    if key is not None:
-        if len(_schema_cache) >= _SCHEMA_CACHE_MAX:
-            _schema_cache.clear()
-        _schema_cache[key] = fields
-    return fields
+    if cached is None:
+        fields = object_from_notation(schema, where=name).fields
+        try:
+            validator = ArgsValidator(fields, all_required=True) if fields else None
+        except UnsupportedType as exc:
+            raise TypeError(
+                f"Option '{name}': pydantic cannot validate this schema ({exc})"
+            ) from None
+        cached = (fields, validator)
+        if key is not None:
+            if len(_schema_cache) >= _SCHEMA_CACHE_MAX:
+                _schema_cache.clear()
+            _schema_cache[key] = cached
+    return Option(name, "schema", description, cached[0], validator=cached[1])
 
 
 # --- normalisation -----------------------------------------------------------------------------
 
 
 def _function_option(name: str, fn: Callable[..., Any], description: str | None) -> Option:
-    shape = _function_shape(fn)
+    try:
+        shape = _function_shape(fn)
+    except _UnsupportedParameter as exc:
+        raise TypeError(_unsupported_message(name, exc)) from None
     return Option(
         name,
         "function",
@@ -323,6 +381,19 @@ def _function_option(name: str, fn: Callable[..., Any], description: str | None)
         shape.hidden,
         handler=fn,
         positional=shape.positional,
+        validator=shape.validator,
+    )
+
+
+def _unsupported_message(option: str, exc: _UnsupportedParameter) -> str:
+    if not exc.parameter:
+        return f"Option '{option}': pydantic cannot validate its parameters ({exc.reason})"
+    shown = exc.annotation if isinstance(exc.annotation, str) else annotation_label(exc.annotation)
+    return (
+        f"Option '{option}', parameter '{exc.parameter}': {shown} cannot be checked ("
+        f"{exc.reason}). Annotate the parameter with a type pydantic validates from JSON (str, "
+        "int, date, Decimal, a TypedDict, a pydantic model...), with Any to take any value "
+        f"unchecked, or fill it from context=: Annotated[{shown}, FromContext()]"
     )
 
 
@@ -340,7 +411,7 @@ def _dict_entry(name: Any, handler: Any) -> Option:
     if isinstance(handler, tuple):
         if len(handler) == 2 and isinstance(handler[0], str) and isinstance(handler[1], dict):
             description, schema = handler
-            return Option(name, "schema", description, _schema_fields(name, schema))
+            return _schema_option(name, description, schema)
         if len(handler) == 2:
             target, description = handler
             description = _check_description(name, description)
@@ -378,7 +449,7 @@ def _list_entry(item: Any) -> Option:
                 return Option(head, "value", _check_description(head, item[1]), (), value=head)
             if len(item) == 3:
                 description = _check_description(head, item[1])
-                return Option(head, "schema", description, _schema_fields(head, item[2]))
+                return _schema_option(head, description, item[2])
         raise TypeError(
             'List options are fn, (fn, "description"), "name", ("name", "description") or '
             f'("name", "description", {{schema}}); got {item!r}'
@@ -402,54 +473,219 @@ def _callable_name(fn: Any) -> str:
 _menu_text_cache: dict[Any, str] = {}
 _MENU_TEXT_CACHE_MAX = 1024
 
+# --- the menu cache ----------------------------------------------------------------------------
+# A menu is cached with a copy of the options it was made from (a *snapshot*), compared with the
+# options of every call with ``==``: containers and leaves compare in C, identical objects at
+# once, so a menu written as a dict literal inside a method (a new dict on every call, holding
+# the same functions, strings and tuples) is found again at little cost. A few snapshot entries
+# compare in Python, where ``==`` alone would serve a changed menu stale:
 
-def _shape_copy(value: Any, depth: int = 0) -> Any:
-    """Copy the containers of an options object (leaves shared), to detect later mutation."""
-    if depth > 64:
-        raise _Uncacheable
-    if isinstance(value, dict):
-        return {k: _shape_copy(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape_copy(v, depth + 1) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_shape_copy(v, depth + 1) for v in value)
-    return value
+
+class _Function:
+    """A function in a snapshot: equal to the same function (or an equal bound method) whose
+    defaults and docstring are unchanged."""
+
+    __slots__ = ("function", "version")
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.version = _version(function)
+
+    def __eq__(self, other: object) -> bool:
+        if other is not self.function:
+            try:
+                if type(other) is not type(self.function) or not other == self.function:
+                    return False
+            except Exception:
+                return False
+        return _version(other) == self.version
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Value:
+    """A value option's value in a snapshot: equal to any value that keeps the option a value
+    option. Values are not part of the menu; each call's own are bound to it (see ``_bound``)."""
+
+    __slots__ = ("in_tuple",)
+
+    def __init__(self, in_tuple: bool) -> None:
+        self.in_tuple = in_tuple
+
+    def __eq__(self, other: object) -> bool:
+        return not callable(other) and (self.in_tuple or type(other) is not tuple)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_VALUE = _Value(in_tuple=False)
+_VALUE_IN_TUPLE = _Value(in_tuple=True)
+
+
+class _Exact:
+    """A number in a schema snapshot: ``1``, ``1.0`` and ``True`` are equal but render apart."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self.value) and bool(other == self.value)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Ordered:
+    """A dict in a schema snapshot: its fields render in order, which dict ``==`` ignores."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[tuple[Any, Any]]) -> None:
+        self.items = items
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is dict and list(other.items()) == self.items
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class _Uncacheable(Exception):
     pass
 
 
-# id(options) -> (options, copy of its containers, menu). The cache holds the options object, so
-# its id cannot be reused while the entry lives; the copy, compared with ``==`` on every hit,
-# catches any change made to the options (leaves compare by identity first, so this is cheap).
-_menu_cache: dict[int, tuple[Any, Any, Menu]] = {}
-_MENU_CACHE_MAX = 256
+def _schema_snapshot(value: Any, depth: int = 0) -> Any:
+    if depth > 64:
+        raise _Uncacheable
+    kind = type(value)
+    if kind is dict:
+        return _Ordered([(k, _schema_snapshot(v, depth + 1)) for k, v in value.items()])
+    if kind is list:
+        return [_schema_snapshot(v, depth + 1) for v in value]
+    if kind is tuple:
+        return tuple(_schema_snapshot(v, depth + 1) for v in value)
+    if kind is int or kind is float or kind is bool:
+        return _Exact(value)
+    if kind is not str and isinstance(value, dict | list | tuple | int | float):
+        raise _Uncacheable  # a subclass may compare in its own way
+    return value
+
+
+def _handler_snapshot(handler: Any) -> Any:
+    """The snapshot of a dict-form handler, following ``_dict_entry``'s reading of it."""
+    if isinstance(handler, tuple):
+        head, tail = handler
+        if isinstance(head, str) and isinstance(tail, dict):
+            return (head, _schema_snapshot(tail))
+        return (_Function(head) if callable(head) else _VALUE_IN_TUPLE, tail)
+    return _Function(handler) if callable(handler) else _VALUE
+
+
+def _item_snapshot(item: Any) -> Any:
+    """The snapshot of a list-form item, following ``_list_entry``'s reading of it."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, tuple):
+        if callable(item[0]):
+            return (_Function(item[0]), item[1])
+        return tuple(_schema_snapshot(part) for part in item)
+    return _Function(item)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Entry:
+    snapshot: Any
+    menu: Menu
+    value_names: tuple[str, ...]
+    handlers: tuple[Any, ...]
+
+
+# ("dict", names) or ("list", length) -> entries, the most recent first.
+_menu_cache: dict[Any, list[_Entry]] = {}
+_MENU_CACHE_KEYS = 256
+_ENTRIES_PER_KEY = 8
+
+
+def _cache_key(options: Any) -> Any:
+    kind = type(options)
+    if kind is dict:
+        return ("dict", tuple(options))
+    if kind is list or kind is tuple:
+        return ("list", len(options))
+    return None  # another Mapping: normalised on every call
+
+
+def _bound(entry: _Entry, options: Any) -> Menu:
+    """The cached menu with this call's values (the same menu when no value changed)."""
+    names = entry.value_names
+    if not names:
+        return entry.menu
+    current = tuple(options[name] for name in names)
+    if all(map(operator.is_, current, entry.handlers)):
+        return entry.menu
+    menu = entry.menu
+    options_now = list(menu.options)
+    for name, handler in zip(names, current, strict=True):
+        value = handler[0] if type(handler) is tuple else handler
+        index = menu.names.index(name)
+        if options_now[index].value is not value:
+            options_now[index] = dataclasses.replace(options_now[index], value=value)
+    by_name = {o.name: o for o in options_now}
+    return dataclasses.replace(menu, options=tuple(options_now), by_name=by_name)
+
+
+def _remember(key: Any, options: Any, menu: Menu) -> None:
+    try:
+        if key[0] == "dict":
+            snapshot: Any = {name: _handler_snapshot(h) for name, h in options.items()}
+        else:
+            snapshot = type(options)(_item_snapshot(item) for item in options)
+    except _Uncacheable:
+        return
+    value_names = (
+        tuple(o.name for o in menu.options if o.kind == "value") if key[0] == "dict" else ()
+    )
+    handlers = tuple(options[name] for name in value_names)
+    entries = _menu_cache.get(key)
+    if entries is None:
+        if len(_menu_cache) >= _MENU_CACHE_KEYS:
+            _menu_cache.pop(next(iter(_menu_cache)))
+        entries = _menu_cache[key] = []
+    entries.insert(0, _Entry(snapshot, menu, value_names, handlers))
+    del entries[_ENTRIES_PER_KEY:]
 
 
 def normalize_options(options: Any) -> Menu:
-    """Normalise the dict or list form into a :class:`Menu`.
+    """Normalise the dict or list form into a :class:`Menu` (a ``Menu`` is returned as is).
 
     Raises:
         TypeError: ``options`` is not a dict or list, or an entry is malformed.
         ValueError: The options are empty or a name repeats.
     """
-    entry = _menu_cache.get(id(options))
-    if entry is not None and entry[0] is options:
-        try:
-            if entry[1] == options:
-                return entry[2]
-        except Exception:
-            pass
+    key = _cache_key(options)
+    if key is None and isinstance(options, Menu):
+        return options
+    if key is not None:
+        for entry in _menu_cache.get(key, ()):
+            try:
+                if entry.snapshot == options:  # the snapshot on the left: its markers compare
+                    return _bound(entry, options)
+            except Exception:  # a value that refuses to be compared: not this entry
+                continue
     menu = _normalize(options)
-    try:
-        snapshot = _shape_copy(options)
-    except _Uncacheable:
-        return menu
-    if len(_menu_cache) >= _MENU_CACHE_MAX:
-        _menu_cache.pop(next(iter(_menu_cache)))
-    _menu_cache[id(options)] = (options, snapshot, menu)
+    if key is not None:
+        _remember(key, options, menu)
     return menu
+
+
+def clear_caches() -> None:
+    """Forget every cached menu, schema, function shape and menu text (for benchmarks)."""
+    _menu_cache.clear()
+    _menu_text_cache.clear()
+    _schema_cache.clear()
+    _function_cache.clear()
+    _method_cache.clear()
+    _unweakable_cache.clear()
 
 
 def _normalize(options: Any) -> Menu:

@@ -181,11 +181,11 @@ class RecordingRuntime(Runtime):
     """
 
     def __init__(self, inner: Any, path: str | os.PathLike[str]) -> None:
-        inner = as_runtime(inner, where="RecordingRuntime() got")  # an object with exec is wrapped
-        super().__init__(model=inner.model)
-        self.inner = inner
+        wrapped = as_runtime(inner, where="RecordingRuntime() got")  # an object with exec too
+        super().__init__(model=wrapped.model)
+        self.inner = wrapped
         """The runtime every model call is passed to."""
-        self.toolsets = inner.toolsets  # the same toolsets, not a copy
+        self.toolsets = wrapped.toolsets  # the same toolsets, not a copy
         self.path = Path(path)
         """The recording's file."""
         self.exchanges: list[dict[str, Any]] = []

@@ -28,9 +28,10 @@ from pytest_opdecide._decision import (
     make_procedure,
     parse_procedure,
     resolve_procedure,
+    split_action,
 )
 from pytest_opdecide._errors import DecisionError
-from pytest_opdecide._extract import extract_action
+from pytest_opdecide._extract import extract_action as extract_raw_action
 from pytest_opdecide._options import Menu, Option, normalize_options
 from pytest_opdecide._runtime import Runtime, drive, drive_async
 from pytest_opdecide._schema import FromContext, Param
@@ -42,6 +43,7 @@ __all__ = [
     "FromContext",
     "Param",
     "extract_action",
+    "extract_raw_action",
     "make",
     "make_async",
     "parse_args",
@@ -50,6 +52,37 @@ __all__ = [
     "resolve_decision",
     "resolve_decision_async",
 ]
+
+
+def extract_action(text: object) -> dict[str, Any] | None:
+    """The model's pick in a reply, normalised: ``{"call": name, "args": {...}}``.
+
+    The pick is the last JSON object in the reply that carries a call key (see
+    :func:`extract_raw_action`, which returns it as the reply wrote it). Whichever alias names
+    the option (``call``, ``action``, ``function``, ``tool``) and wherever the arguments are
+    (``args``, ``arguments`` as an object or as JSON text, OpenAI's
+    ``{"function": {"name": ..., "arguments": "..."}}``, or at the top level next to the call
+    key), the result has the same two keys. Missing or ``null`` arguments give ``{}``;
+    arguments that are no object are kept as sent (``parse_args`` then says so).
+
+    Returns:
+        ``{"call": name, "args": args}``, or ``None`` when the reply holds no pick. Never
+        raises.
+
+    Example:
+        >>> decision.extract_action('Done. {"action": "greet", "name": "ada"}')
+        {'call': 'greet', 'args': {'name': 'ada'}}
+        >>> decision.extract_action("no pick here") is None
+        True
+    """
+    action = extract_raw_action(text)
+    if action is None:
+        return None
+    name, args = split_action(action)
+    return {
+        "call": name,
+        "args": {} if args is None else args if type(args) is not str else str(args),
+    }
 
 
 def render_options(options: Any) -> str:
