@@ -276,6 +276,10 @@ class ExecRuntime(Runtime):
         return self._opdecide_reply(result)
 
 
+_DRIVEN: set[type] = set()
+"""Runtime classes driven through their own model call (found once per class)."""
+
+
 def _implements_model_call(runtime: Runtime) -> bool:
     cls = type(runtime)
     return cls.call_model is not Runtime.call_model or (
@@ -310,9 +314,13 @@ def as_runtime(runtime: Any, *, where: str = "runtime= got") -> Runtime:
         >>> as_runtime(model).last_call.reply.text
         '{"call": "more"}'
     """
+    kind = type(runtime)
+    if kind in _DRIVEN:
+        return runtime  # type: ignore[no-any-return]
     if isinstance(runtime, Runtime) and (
-        type(runtime).exec is Runtime.exec or _implements_model_call(runtime)
+        kind.exec is Runtime.exec or _implements_model_call(runtime)
     ):
+        _DRIVEN.add(kind)
         return runtime
     try:
         ref = _adapters.get(runtime)
@@ -330,4 +338,4 @@ def as_runtime(runtime: Any, *, where: str = "runtime= got") -> Runtime:
 
 def user_runtime(runtime: Runtime) -> Any:
     """The object a runtime stands for: an adapter's own object, else the runtime itself."""
-    return runtime._opdecide_injected()
+    return runtime.inner if isinstance(runtime, ExecRuntime) else runtime

@@ -7,7 +7,7 @@ Formats (menu, prompts, messages) follow the reference implementation byte for b
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pydantic
@@ -151,24 +151,26 @@ def split_action(action: Mapping[str, Any]) -> tuple[Any, Any]:
 
 
 def _validated(
-    validator: ArgsValidator,
-    args: Mapping[str, Any],
-    *,
-    reply: Any,
-    missing_message: Callable[[list[str]], str],
+    opt: Option, validator: ArgsValidator, args: Mapping[str, Any], reply: Any, label: str | None
 ) -> dict[str, Any]:
     """The option's arguments, validated and converted by its pydantic validator.
 
-    ``reply`` is the reply text the arguments were parsed from (``None`` when they were not).
+    ``reply`` is the reply text the arguments were parsed from (``None`` when they were not);
+    ``label`` words missing arguments of a function option (``Call``, ``Tool``), ``None`` those
+    of a schema option.
     """
     from_json = reply is not None
     plain = args if type(args) is dict else dict(args)
     try:
-        kwargs = validator.validate(plain, from_json=from_json)
+        kwargs: dict[str, Any] = validator.validate(plain, from_json=from_json)
     except pydantic.ValidationError as exc:
+        if label is None:
+            missing = f"Option '{opt.name}' is missing required fields: "
+        else:
+            missing = f"{label} '{opt.name}' is missing required arguments: "
         # A copied placeholder explains the failure best ("<date YYYY-MM-DD>" is no date).
         raise validator.copied_placeholder(plain) or explain(
-            exc, plain, validator, missing_message
+            exc, plain, validator, missing
         ) from None
     # A valid pick may still hold a copied "<str>": looked for only when the text has a "<".
     if not from_json or "<" in reply or "\\u003" in reply:
@@ -191,17 +193,8 @@ def function_kwargs(
 
     ``reply``: the reply text ``args`` was parsed from, if any (see :func:`_validated`).
     """
-    if opt.validator is None:
-        kwargs: dict[str, Any] = {}
-    else:
-        kwargs = _validated(
-            opt.validator,
-            args,
-            reply=reply,
-            missing_message=lambda missing: (
-                f"{label} '{opt.name}' is missing required arguments: {missing!r}"
-            ),
-        )
+    validator = opt.validator
+    kwargs = {} if validator is None else _validated(opt, validator, args, reply, label)
     for f in opt.hidden:
         # Hidden parameters never come from the model: the caller's context and runtime win.
         if f.source == "runtime":
@@ -216,16 +209,8 @@ def function_kwargs(
 
 def schema_kwargs(opt: Option, args: Mapping[str, Any], *, reply: Any = None) -> dict[str, Any]:
     """Validated fields of a schema option (every field is required)."""
-    if opt.validator is None:
-        return {}
-    return _validated(
-        opt.validator,
-        args,
-        reply=reply,
-        missing_message=lambda missing: (
-            f"Option '{opt.name}' is missing required fields: {missing!r}"
-        ),
-    )
+    validator = opt.validator
+    return {} if validator is None else _validated(opt, validator, args, reply, None)
 
 
 def parse_once(

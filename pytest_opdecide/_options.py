@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import operator
 import re
 import typing
 import weakref
@@ -25,6 +24,7 @@ from typing import Any, Literal
 from pydantic.fields import FieldInfo as _FieldInfo
 
 from pytest_opdecide._schema import (
+    META_KEYS,
     ArgsValidator,
     ChoiceSpec,
     FieldSpec,
@@ -474,52 +474,11 @@ _menu_text_cache: dict[Any, str] = {}
 _MENU_TEXT_CACHE_MAX = 1024
 
 # --- the menu cache ----------------------------------------------------------------------------
-# A menu is cached with a copy of the options it was made from (a *snapshot*), compared with the
+# A menu is cached with copies of the options it was made from (*snapshots*), compared with the
 # options of every call with ``==``: containers and leaves compare in C, identical objects at
 # once, so a menu written as a dict literal inside a method (a new dict on every call, holding
-# the same functions, strings and tuples) is found again at little cost. A few snapshot entries
-# compare in Python, where ``==`` alone would serve a changed menu stale:
-
-
-class _Function:
-    """A function in a snapshot: equal to the same function (or an equal bound method) whose
-    defaults and docstring are unchanged."""
-
-    __slots__ = ("function", "version")
-
-    def __init__(self, function: Any) -> None:
-        self.function = function
-        self.version = _version(function)
-
-    def __eq__(self, other: object) -> bool:
-        if other is not self.function:
-            try:
-                if type(other) is not type(self.function) or not other == self.function:
-                    return False
-            except Exception:
-                return False
-        return _version(other) == self.version
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class _Value:
-    """A value option's value in a snapshot: equal to any value that keeps the option a value
-    option. Values are not part of the menu; each call's own are bound to it (see ``_bound``)."""
-
-    __slots__ = ("in_tuple",)
-
-    def __init__(self, in_tuple: bool) -> None:
-        self.in_tuple = in_tuple
-
-    def __eq__(self, other: object) -> bool:
-        return not callable(other) and (self.in_tuple or type(other) is not tuple)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-_VALUE = _Value(in_tuple=False)
-_VALUE_IN_TUPLE = _Value(in_tuple=True)
+# the same functions, strings and tuples) is found again at little cost. Where ``==`` alone
+# would serve a changed menu stale, a snapshot holds a marker that compares in Python:
 
 
 class _Exact:
@@ -537,7 +496,7 @@ class _Exact:
 
 
 class _Ordered:
-    """A dict in a schema snapshot: its fields render in order, which dict ``==`` ignores."""
+    """A schema dict whose order is rendered (its fields): dict ``==`` ignores order."""
 
     __slots__ = ("items",)
 
@@ -550,20 +509,57 @@ class _Ordered:
     __hash__ = None  # type: ignore[assignment]
 
 
+class _Value:
+    """A value option's value in the loose snapshot: equal to any value that keeps the option
+    a value option (values are not part of the menu; a call's own are bound to it)."""
+
+    __slots__ = ("in_tuple",)
+
+    def __init__(self, in_tuple: bool) -> None:
+        self.in_tuple = in_tuple
+
+    def __eq__(self, other: object) -> bool:
+        return not callable(other) and (self.in_tuple or type(other) is not tuple)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_VALUE = _Value(in_tuple=False)
+_VALUE_IN_TUPLE = _Value(in_tuple=True)
+
+
+class _Same:
+    """A value in an exact snapshot: only the very same object (``1``, ``1.0`` and ``True``
+    are equal, and an equal dict is not the caller's dict). Strings need no marker."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return other is self.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class _Uncacheable(Exception):
     pass
 
 
-def _schema_snapshot(value: Any, depth: int = 0) -> Any:
+def _schema_snapshot(value: Any, ordered: bool, depth: int = 0) -> Any:
     if depth > 64:
         raise _Uncacheable
     kind = type(value)
     if kind is dict:
-        return _Ordered([(k, _schema_snapshot(v, depth + 1)) for k, v in value.items()])
+        copied = [(k, _schema_snapshot(v, ordered, depth + 1)) for k, v in value.items()]
+        if ordered and len(copied) > 1 and not set(value) <= META_KEYS:
+            return _Ordered(copied)  # fields: their order is rendered
+        return dict(copied)
     if kind is list:
-        return [_schema_snapshot(v, depth + 1) for v in value]
+        return [_schema_snapshot(v, ordered, depth + 1) for v in value]
     if kind is tuple:
-        return tuple(_schema_snapshot(v, depth + 1) for v in value)
+        return tuple(_schema_snapshot(v, ordered, depth + 1) for v in value)
     if kind is int or kind is float or kind is bool:
         return _Exact(value)
     if kind is not str and isinstance(value, dict | list | tuple | int | float):
@@ -571,33 +567,46 @@ def _schema_snapshot(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _handler_snapshot(handler: Any) -> Any:
-    """The snapshot of a dict-form handler, following ``_dict_entry``'s reading of it."""
+def _value_snapshot(value: Any, *, loose: bool) -> Any:
+    if loose:
+        return _VALUE_IN_TUPLE
+    return value if type(value) is str or value is None else _Same(value)
+
+
+def _handler_snapshot(handler: Any, *, loose: bool = False, ordered: bool = True) -> Any:
+    """The snapshot of a dict-form handler, following ``_dict_entry``'s reading of it. The
+    exact one holds values themselves; the loose one a marker that takes any value."""
     if isinstance(handler, tuple):
         head, tail = handler
         if isinstance(head, str) and isinstance(tail, dict):
-            return (head, _schema_snapshot(tail))
-        return (_Function(head) if callable(head) else _VALUE_IN_TUPLE, tail)
-    return _Function(handler) if callable(handler) else _VALUE
+            return (head, _schema_snapshot(tail, ordered))
+        if callable(head):
+            return handler
+        return (_value_snapshot(head, loose=loose), tail)
+    if callable(handler):
+        return handler
+    return _VALUE if loose else _value_snapshot(handler, loose=False)
 
 
-def _item_snapshot(item: Any) -> Any:
+def _item_snapshot(item: Any, *, ordered: bool = True) -> Any:
     """The snapshot of a list-form item, following ``_list_entry``'s reading of it."""
-    if isinstance(item, str):
-        return item
-    if isinstance(item, tuple):
-        if callable(item[0]):
-            return (_Function(item[0]), item[1])
-        return tuple(_schema_snapshot(part) for part in item)
-    return _Function(item)
+    if isinstance(item, tuple) and not callable(item[0]):
+        return tuple(_schema_snapshot(part, ordered) for part in item)
+    return item
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class _Entry:
-    snapshot: Any
+    exact: Any
+    """Equal to options that make this very menu."""
+    loose: Any
+    """Equal to options that make this menu with other values (``None``: no value options)."""
     menu: Menu
-    value_names: tuple[str, ...]
-    handlers: tuple[Any, ...]
+    last: Any
+    """The options object last found here, and a copy to tell whether it changed since: the
+    same object needs no check of its dicts' order (which ``==`` cannot see), only of what was
+    assigned."""
+    copy: Any
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
@@ -609,50 +618,77 @@ _ENTRIES_PER_KEY = 8
 def _cache_key(options: Any) -> Any:
     kind = type(options)
     if kind is dict:
-        return ("dict", tuple(options))
+        return ("dict", *options)
     if kind is list or kind is tuple:
         return ("list", len(options))
     return None  # another Mapping: normalised on every call
 
 
-def _bound(entry: _Entry, options: Any) -> Menu:
-    """The cached menu with this call's values (the same menu when no value changed)."""
-    names = entry.value_names
-    if not names:
-        return entry.menu
-    current = tuple(options[name] for name in names)
-    if all(map(operator.is_, current, entry.handlers)):
-        return entry.menu
+def _rebound(entry: _Entry, options: Any) -> Menu:
+    """The cached menu with this call's values of its value options."""
     menu = entry.menu
-    options_now = list(menu.options)
-    for name, handler in zip(names, current, strict=True):
-        value = handler[0] if type(handler) is tuple else handler
-        index = menu.names.index(name)
-        if options_now[index].value is not value:
-            options_now[index] = dataclasses.replace(options_now[index], value=value)
-    by_name = {o.name: o for o in options_now}
-    return dataclasses.replace(menu, options=tuple(options_now), by_name=by_name)
+    changed = list(menu.options)
+    for index, option in enumerate(changed):
+        if option.kind == "value":
+            handler = options[option.name]
+            value = handler[0] if type(handler) is tuple else handler
+            if value is not option.value:
+                changed[index] = dataclasses.replace(option, value=value)
+    by_name = {o.name: o for o in changed}
+    return dataclasses.replace(menu, options=tuple(changed), by_name=by_name)
+
+
+def _snapshots(key: Any, options: Any, menu: Menu) -> tuple[Any, Any, Any]:
+    """The exact, loose and copy snapshots of ``options`` (see :class:`_Entry`)."""
+    if key[0] == "dict":
+        items = options.items()
+        exact = {n: _handler_snapshot(h) for n, h in items}
+        copy = {n: _handler_snapshot(h, ordered=False) for n, h in items}
+        loose = None
+        if any(o.kind == "value" for o in menu.options):
+            loose = {n: _handler_snapshot(h, loose=True) for n, h in items}
+        return exact, loose, copy
+    kind = type(options)
+    exact = kind(_item_snapshot(item) for item in options)
+    return exact, None, kind(_item_snapshot(item, ordered=False) for item in options)
 
 
 def _remember(key: Any, options: Any, menu: Menu) -> None:
     try:
-        if key[0] == "dict":
-            snapshot: Any = {name: _handler_snapshot(h) for name, h in options.items()}
-        else:
-            snapshot = type(options)(_item_snapshot(item) for item in options)
+        exact, loose, copy = _snapshots(key, options, menu)
     except _Uncacheable:
         return
-    value_names = (
-        tuple(o.name for o in menu.options if o.kind == "value") if key[0] == "dict" else ()
-    )
-    handlers = tuple(options[name] for name in value_names)
     entries = _menu_cache.get(key)
     if entries is None:
         if len(_menu_cache) >= _MENU_CACHE_KEYS:
             _menu_cache.pop(next(iter(_menu_cache)))
         entries = _menu_cache[key] = []
-    entries.insert(0, _Entry(snapshot, menu, value_names, handlers))
+    entries.insert(0, _Entry(exact, loose, menu, options, copy))
     del entries[_ENTRIES_PER_KEY:]
+
+
+def _cached(key: Any, options: Any) -> Menu | None:
+    entries = _menu_cache.get(key)
+    if not entries:
+        return None
+    # Snapshots are on the left of ``==``: their markers compare first.
+    for entry in entries:
+        try:
+            if entry.last is options:
+                if entry.copy == options:
+                    return entry.menu
+            elif entry.exact == options:
+                entry.last = options
+                return entry.menu
+        except Exception:  # a value that refuses to be compared: not this entry
+            continue
+    for entry in entries:  # the same menu, with other values (set per call)
+        try:
+            if entry.loose is not None and entry.loose == options:
+                return _rebound(entry, options)
+        except Exception:
+            continue
+    return None
 
 
 def normalize_options(options: Any) -> Menu:
@@ -663,15 +699,13 @@ def normalize_options(options: Any) -> Menu:
         ValueError: The options are empty or a name repeats.
     """
     key = _cache_key(options)
-    if key is None and isinstance(options, Menu):
-        return options
-    if key is not None:
-        for entry in _menu_cache.get(key, ()):
-            try:
-                if entry.snapshot == options:  # the snapshot on the left: its markers compare
-                    return _bound(entry, options)
-            except Exception:  # a value that refuses to be compared: not this entry
-                continue
+    if key is None:
+        if isinstance(options, Menu):
+            return options
+    else:
+        menu = _cached(key, options)
+        if menu is not None:
+            return menu
     menu = _normalize(options)
     if key is not None:
         _remember(key, options, menu)

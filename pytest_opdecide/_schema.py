@@ -869,11 +869,12 @@ def explain(
     exc: pydantic.ValidationError,
     args: Mapping[str, Any],
     validator: ArgsValidator,
-    missing_message: Callable[[list[str]], str],
+    missing_message: str,
 ) -> ParseFailure:
     """A validation failure as the model reads it, in the reference's words where it has them.
 
-    Missing required arguments come first, all of them (``missing_message`` words them); then
+    Missing required arguments come first, all of them, listed after ``missing_message``
+    (``Call 'greet' is missing required arguments: ``); then
     the first failing field: ``Field 'n' must be int, got str ('3')``, ``Field 'steps' must be
     a list, got dict``, ``Field 'plan' is missing nested field 'sub'``, ``Field 'mode' must be
     one of ['fast', 'slow'], got 'medium'``; for a union, the one member that failed deeper
@@ -886,7 +887,7 @@ def explain(
         key=lambda name: order.get(name, len(order)),
     )
     if missing:
-        return ParseFailure("missing_required", missing_message(missing))
+        return ParseFailure("missing_required", missing_message + repr(missing))
     errors.sort(key=lambda e: order.get(e["loc"][0], len(order)) if e["loc"] else -1)
     first = errors[0]
     field = validator.by_name.get(first["loc"][0]) if first["loc"] else None
