@@ -79,10 +79,11 @@ def extract_action(text: object) -> dict[str, Any] | None:
     if action is None:
         return None
     name, args = split_action(action)
-    return {
-        "call": name,
-        "args": {} if args is None else args if type(args) is not str else str(args),
-    }
+    if args is None:
+        args = {}
+    elif isinstance(args, str):
+        args = str(args)  # arguments sent as text that is not JSON, as a plain string
+    return {"call": name, "args": args}
 
 
 def render_options(options: Any) -> str:

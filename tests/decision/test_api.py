@@ -23,6 +23,7 @@ def test_decision_module_names() -> None:
         "make_async",
         "render_options",
         "extract_action",
+        "extract_raw_action",
         "parse_args",
         "parse_args_async",
         "resolve_decision",

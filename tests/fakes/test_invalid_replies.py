@@ -31,10 +31,27 @@ def test_rich_options_give_every_kind_and_a_wrong_type_per_field() -> None:
     cases = invalid_replies(TYPED_OPTIONS)
     assert list(dict.fromkeys(case.kind for case in cases)) == ALL_KINDS
     wrong_types = [(c.option, c.field) for c in cases if c.kind == "type_mismatch"]
-    parameters = (
-        "title count ratio urgent tags extra kind color priority assignee ref address item "
-        "customer items counts team note limit"
-    ).split()
+    parameters = [
+        "title",
+        "count",
+        "ratio",
+        "urgent",
+        "tags",
+        "extra",
+        "kind",
+        "color",
+        "priority",
+        "assignee",
+        "ref",
+        "address",
+        "item",
+        "customer",
+        "items",
+        "counts",
+        "team",
+        "note",
+        "limit",
+    ]
     assert wrong_types == [
         *(("update_ticket", name) for name in parameters),
         ("plan", "steps"),
