@@ -177,7 +177,32 @@ class InvalidReply:
         return f"{self.kind}:{self.option}.{self.field}"
 
 
-_WRONG_VALUES = (12345, "not a number", {"not": "a list"}, "not an object")
+_WRONG_VALUES = (
+    (12345, {"integer", "number"}),
+    ("not a number", {"string"}),
+    ({"not": "a list"}, {"object"}),
+    (["not", "an", "object"], {"array"}),
+)
+"""Wrong values, with the JSON types they are."""
+
+
+def _json_types(schema: Any, defs: Any, depth: int = 0) -> set[str]:
+    """The JSON types a JSON schema accepts (every one, when it cannot tell)."""
+    everything = {"integer", "number", "string", "object", "array", "boolean", "null"}
+    if not isinstance(schema, dict) or depth > 8:
+        return everything
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _json_types(defs.get(ref[len("#/$defs/") :]), defs, depth + 1)
+    members = schema.get("anyOf") or schema.get("oneOf")
+    if members:
+        return set().union(*(_json_types(m, defs, depth + 1) for m in members))
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind, "number"} if kind == "integer" else {kind}
+    if "properties" in schema:
+        return {"object"}
+    return everything
 
 
 def _wrong_value(spec: TypeSpec) -> Any | None:
@@ -193,7 +218,17 @@ def _wrong_value(spec: TypeSpec) -> Any | None:
         return "not an object"
     if isinstance(spec, UnknownSpec):
         return None
-    return next((value for value in _WRONG_VALUES if not spec.accepts(value)), None)
+    # A value of another JSON type than the type's own: a type error, not a broken constraint.
+    schema = spec.json_schema()
+    accepted = _json_types(schema, schema.get("$defs", {}))
+    return next(
+        (
+            value
+            for value, kinds in _WRONG_VALUES
+            if not kinds & accepted and not spec.accepts(value)
+        ),
+        None,
+    )
 
 
 def _outside(spec: ChoiceSpec) -> Any | None:

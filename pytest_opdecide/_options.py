@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
 import re
 import typing
 import weakref
@@ -192,15 +193,15 @@ class _UnsupportedParameter(TypeError):
         self.reason = reason
 
 
+_VERSION = operator.attrgetter("__defaults__", "__kwdefaults__", "__doc__")
+"""What a function's menu entry depends on besides its identity, and that can be changed on the
+same function object: its defaults and its docstring."""
+
+
 def _version(fn: Any) -> tuple[Any, ...]:
-    """What a function's menu entry depends on besides its identity, and that can be changed
-    on the same function object: its defaults and its docstring."""
-    target = fn.__func__ if inspect.ismethod(fn) else fn
-    return (
-        getattr(target, "__defaults__", None),
-        getattr(target, "__kwdefaults__", None),
-        getattr(target, "__doc__", None),
-    )
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return _VERSION(fn)
+    return ()
 
 
 _function_cache: weakref.WeakKeyDictionary[Any, _FunctionShape] = weakref.WeakKeyDictionary()
@@ -595,6 +596,14 @@ def _item_snapshot(item: Any, *, ordered: bool = True) -> Any:
     return item
 
 
+def _functions(menu: Menu) -> tuple[Any, ...]:
+    return tuple(
+        o.handler
+        for o in menu.options
+        if o.handler is not None and (inspect.isfunction(o.handler) or inspect.ismethod(o.handler))
+    )
+
+
 @dataclass(slots=True, eq=False)
 class _Entry:
     exact: Any
@@ -607,6 +616,14 @@ class _Entry:
     same object needs no check of its dicts' order (which ``==`` cannot see), only of what was
     assigned."""
     copy: Any
+    functions: tuple[Any, ...]
+    """The menu's functions, and their defaults and docstrings when it was made."""
+    versions: tuple[Any, ...]
+
+    def current(self) -> bool:
+        """Whether the menu's functions still have the defaults and docstrings it was made
+        with (the same function object may have been changed)."""
+        return not self.functions or tuple(map(_VERSION, self.functions)) == self.versions
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
@@ -663,7 +680,9 @@ def _remember(key: Any, options: Any, menu: Menu) -> None:
         if len(_menu_cache) >= _MENU_CACHE_KEYS:
             _menu_cache.pop(next(iter(_menu_cache)))
         entries = _menu_cache[key] = []
-    entries.insert(0, _Entry(exact, loose, menu, options, copy))
+    functions = _functions(menu)
+    versions = tuple(map(_VERSION, functions))
+    entries.insert(0, _Entry(exact, loose, menu, options, copy, functions, versions))
     del entries[_ENTRIES_PER_KEY:]
 
 
@@ -675,16 +694,16 @@ def _cached(key: Any, options: Any) -> Menu | None:
     for entry in entries:
         try:
             if entry.last is options:
-                if entry.copy == options:
+                if entry.copy == options and entry.current():
                     return entry.menu
-            elif entry.exact == options:
+            elif entry.exact == options and entry.current():
                 entry.last = options
                 return entry.menu
         except Exception:  # a value that refuses to be compared: not this entry
             continue
     for entry in entries:  # the same menu, with other values (set per call)
         try:
-            if entry.loose is not None and entry.loose == options:
+            if entry.loose is not None and entry.loose == options and entry.current():
                 return _rebound(entry, options)
         except Exception:
             continue
