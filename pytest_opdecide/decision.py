@@ -151,7 +151,9 @@ def make(
     Args:
         prompt: What the model decides about.
         options: Dict form ``{name: handler}`` or list form (see the docs).
-        runtime: The runtime to ask; defaults to the one bound by the enclosing Agent call.
+        runtime: The runtime to ask: a ``Runtime``, or any object with an ``exec`` method
+            (see :func:`~pytest_opdecide.as_runtime`); defaults to the one bound by the
+            enclosing Agent call.
         context: Values for parameters marked ``FromContext`` (never taken from the model).
         max_retries: Re-picks allowed after a reply that fails to parse or validate (0: none).
 
@@ -162,7 +164,8 @@ def make(
     Raises:
         DecisionError: No valid pick after every re-pick.
         RuntimeError: No runtime passed and none bound.
-        TypeError: Malformed options (raised before any model call).
+        TypeError: Malformed options, a parameter type pydantic cannot validate, or a
+            ``runtime`` that is no runtime (raised before any model call).
         ValueError: Empty options or a repeated name (raised before any model call).
     """
     procedure, chosen = _make(prompt, options, runtime, context, max_retries, "decision.make")
@@ -219,6 +222,9 @@ def parse_args(
     max_retries: int = 1,
 ) -> tuple[Callable[..., Any] | str, dict[str, Any]]:
     """Parse and validate a reply against the options, re-picking on failure.
+
+    ``options`` may also be the normalised options a model call offered (``request.choices``);
+    ``runtime``, which makes the re-picks, a ``Runtime`` or any object with ``exec``.
 
     Returns:
         ``(chosen, kwargs)``: for a function option the original function and the keyword
