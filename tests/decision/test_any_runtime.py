@@ -421,3 +421,33 @@ def test_the_reply_text_of_an_exec_is_sent_unchanged_to_the_parser() -> None:
     assert record.reply is not None
     assert record.reply.text == reply
     assert json.loads(record.reply.text.split("```json\n")[1].split("\n```")[0]) == {"call": "done"}
+
+
+def test_the_runtime_hook_may_return_an_object_with_exec(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPDECIDE_LIVE_URL", raising=False)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeconftest(
+        """
+        class Model:
+            def exec(self, content, timeout_s=None):
+                return '{"call": "done"}'
+
+        def pytest_opdecide_runtime(request, settings):
+            return Model()
+        """
+    )
+    pytester.makepyfile(
+        """
+        import pytest
+        from pytest_opdecide import ExecRuntime, decision
+
+        @pytest.mark.opdecide(cassette=True)
+        def test_live(runtime):
+            assert isinstance(runtime, ExecRuntime)
+            assert decision.make("?", {"done": "DONE", "more": "MORE"}) == "DONE"
+            assert [call.kind for call in runtime.calls] == ["turn"]
+        """
+    )
+    pytester.runpytest("--opdecide-live").assert_outcomes(passed=1)
