@@ -758,12 +758,20 @@ class ArgsValidator:
         """The menu's string placeholders of these fields: a value equal to one was copied."""
 
     def json_schema(self) -> dict[str, Any]:
-        """The JSON schema of the arguments (an object with the fields as properties)."""
-        return {
+        """The JSON schema of the arguments (an object with the fields as properties).
+
+        The definitions of pydantic models and dataclasses are gathered in the root's
+        ``$defs``, where their ``$ref`` point.
+        """
+        defs: dict[str, Any] = {}
+        schema = {
             "type": "object",
-            "properties": {f.name: f.json_schema() for f in self.fields},
+            "properties": {f.name: _hoisted(f.json_schema(), defs) for f in self.fields},
             "required": [f.name for f in self.fields if self.all_required or f.required],
         }
+        if defs:
+            schema["$defs"] = defs
+        return schema
 
     def validate(self, args: dict[str, Any], *, from_json: bool) -> dict[str, Any]:
         """Validated and converted arguments (only the fields, in order).
@@ -799,6 +807,17 @@ class ArgsValidator:
                         "placeholder copied from the Call: example; send a real value instead",
                     )
         return None
+
+
+def _hoisted(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` without its nested ``$defs``, which are moved to ``defs``."""
+    if isinstance(schema, dict):
+        for name, definition in schema.get("$defs", {}).items():
+            defs.setdefault(name, _hoisted(definition, defs))
+        return {k: _hoisted(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_hoisted(item, defs) for item in schema]
+    return schema
 
 
 def _find_string(value: Any, strings: frozenset[str]) -> tuple[list[Any], str] | None:

@@ -626,3 +626,26 @@ def test_types_whose_python_form_differs_go_through_json_text(annotation: Any) -
     validator = normalize_options({"f": f}).by_name["f"].validator
     assert validator is not None
     assert not validator.native
+
+
+class Address(pydantic.BaseModel):
+    city: str
+
+
+class Customer(pydantic.BaseModel):
+    name: str
+    address: Address
+
+
+def test_model_definitions_are_gathered_at_the_root_of_the_arguments_schema() -> None:
+    def f(customer: Customer, others: list[Customer]) -> None:
+        pass
+
+    validator = normalize_options({"f": f}).by_name["f"].validator
+    assert validator is not None
+    schema = validator.json_schema()
+    assert list(schema["$defs"]) == ["Address"]
+    address = {"$ref": "#/$defs/Address"}
+    assert schema["properties"]["customer"]["properties"]["address"] == address
+    assert schema["properties"]["others"]["items"]["properties"]["address"] == address
+    assert '"$defs":' not in json.dumps(schema["properties"])
