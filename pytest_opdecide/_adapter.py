@@ -43,7 +43,9 @@ def _described(value: Any) -> str:
 def not_a_runtime(value: Any, where: str) -> TypeError:
     """The error for something passed as a runtime that is none."""
     hint = ""
-    if isinstance(value, str):
+    if isinstance(value, type):
+        hint = f" A class is not a runtime either: pass an instance, {value.__name__}(...)."
+    elif isinstance(value, str):
         hint = (
             " A model name is not a runtime: build one that calls the model, e.g. "
             f"OpenAICompatibleRuntime(base_url, model={value!r}) from pytest_opdecide.runtimes."
@@ -338,6 +340,8 @@ def as_runtime(runtime: Any, *, where: str = "runtime= got") -> Runtime:
     if _driven(kind):
         _DRIVEN.add(kind)
         return runtime  # type: ignore[no-any-return]
+    if isinstance(runtime, type):  # a class has exec too, unbound: it cannot be called
+        raise not_a_runtime(runtime, where)
     try:
         ref = _adapters.get(runtime)
     except TypeError:

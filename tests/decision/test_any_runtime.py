@@ -369,6 +369,17 @@ class TestNotARuntime:
             "pytest_opdecide.runtimes."
         )
 
+    def test_a_class_instead_of_an_instance(self) -> None:
+        with pytest.raises(TypeError) as info:
+            decision.make("?", OPTIONS, runtime=OnlyExec)
+        assert str(info.value) == (
+            "runtime= got type <class 'decision.test_any_runtime.OnlyExec'>, which is not a "
+            f"runtime. {NOT_A_RUNTIME} A class is not a runtime either: pass an instance, "
+            "OnlyExec(...)."
+        )
+        with pytest.raises(TypeError, match=r"pass an instance, ScriptedRuntime\(...\)\.$"):
+            Agent(runtime=ScriptedRuntime)
+
     @pytest.mark.parametrize(
         ("call", "start"),
         [
