@@ -162,7 +162,10 @@ def _validated(
     from_json = reply is not None
     plain = args if type(args) is dict else dict(args)
     try:
-        kwargs: dict[str, Any] = validator.validate(plain, from_json=from_json)
+        if from_json:
+            kwargs: dict[str, Any] = validator.validate_parsed(plain)
+        else:
+            kwargs = validator.validate(plain, from_json=False)
     except pydantic.ValidationError as exc:
         if label is None:
             missing = f"Option '{opt.name}' is missing required fields: "
@@ -222,7 +225,10 @@ def parse_once(
         raise ParseFailure("no_action", NO_ACTION)
     # A pick read from text holds only what JSON makes (exact str, int, float, bool, None,
     # list, dict): validated as JSON input.
-    text = reply_text(reply) if isinstance(reply, str | bytes | bytearray) else None
+    if type(reply) is str:
+        text: str | None = reply
+    else:
+        text = reply_text(reply) if isinstance(reply, str | bytes | bytearray) else None
     name, args = split_action(action)
     # An exact str: subclasses may hash or compare in surprising ways.
     opt = menu.by_name.get(name) if type(name) is str else None

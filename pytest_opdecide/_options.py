@@ -617,28 +617,15 @@ class _Entry:
     assigned."""
     copy: Any
     functions: tuple[Any, ...]
-    """The menu's functions, and their defaults and docstrings when it was made."""
+    """The menu's functions, and their defaults and docstrings when it was made: the same
+    function object may be changed."""
     versions: tuple[Any, ...]
-
-    def current(self) -> bool:
-        """Whether the menu's functions still have the defaults and docstrings it was made
-        with (the same function object may have been changed)."""
-        return not self.functions or tuple(map(_VERSION, self.functions)) == self.versions
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
 _menu_cache: dict[Any, list[_Entry]] = {}
 _MENU_CACHE_KEYS = 256
 _ENTRIES_PER_KEY = 8
-
-
-def _cache_key(options: Any) -> Any:
-    kind = type(options)
-    if kind is dict:
-        return ("dict", *options)
-    if kind is list or kind is tuple:
-        return ("list", len(options))
-    return None  # another Mapping: normalised on every call
 
 
 def _rebound(entry: _Entry, options: Any) -> Menu:
@@ -686,30 +673,6 @@ def _remember(key: Any, options: Any, menu: Menu) -> None:
     del entries[_ENTRIES_PER_KEY:]
 
 
-def _cached(key: Any, options: Any) -> Menu | None:
-    entries = _menu_cache.get(key)
-    if not entries:
-        return None
-    # Snapshots are on the left of ``==``: their markers compare first.
-    for entry in entries:
-        try:
-            if entry.last is options:
-                if entry.copy == options and entry.current():
-                    return entry.menu
-            elif entry.exact == options and entry.current():
-                entry.last = options
-                return entry.menu
-        except Exception:  # a value that refuses to be compared: not this entry
-            continue
-    for entry in entries:  # the same menu, with other values (set per call)
-        try:
-            if entry.loose is not None and entry.loose == options and entry.current():
-                return _rebound(entry, options)
-        except Exception:
-            continue
-    return None
-
-
 def normalize_options(options: Any) -> Menu:
     """Normalise the dict or list form into a :class:`Menu` (a ``Menu`` is returned as is).
 
@@ -717,17 +680,44 @@ def normalize_options(options: Any) -> Menu:
         TypeError: ``options`` is not a dict or list, or an entry is malformed.
         ValueError: The options are empty or a name repeats.
     """
-    key = _cache_key(options)
-    if key is None:
-        if isinstance(options, Menu):
-            return options
+    # The hot path of every decision, inline: one lookup and one comparison when cached.
+    kind = type(options)
+    if kind is dict:
+        key: Any = ("dict", *options)
+    elif kind is list or kind is tuple:
+        key = ("list", len(options))
+    elif isinstance(options, Menu):
+        return options
     else:
-        menu = _cached(key, options)
-        if menu is not None:
-            return menu
+        return _normalize(options)  # another Mapping: normalised on every call
+    entries = _menu_cache.get(key)
+    if entries:
+        # Snapshots are on the left of ``==``: their markers compare first.
+        for entry in entries:
+            try:
+                if entry.last is options:
+                    if entry.copy != options:
+                        continue
+                elif entry.exact == options:
+                    entry.last = options
+                else:
+                    continue
+                if not entry.functions or tuple(map(_VERSION, entry.functions)) == entry.versions:
+                    return entry.menu
+            except Exception:  # a value that refuses to be compared: not this entry
+                continue
+        for entry in entries:  # the same menu, with other values (set per call)
+            try:
+                if (
+                    entry.loose is not None
+                    and entry.loose == options
+                    and tuple(map(_VERSION, entry.functions)) == entry.versions
+                ):
+                    return _rebound(entry, options)
+            except Exception:
+                continue
     menu = _normalize(options)
-    if key is not None:
-        _remember(key, options, menu)
+    _remember(key, options, menu)
     return menu
 
 

@@ -121,15 +121,16 @@ def _make(
     menu = _prepare(options, context, max_retries)
     if api is not None:
         check_sync_callables(menu, api)
-    chosen = _driver(runtime)
-    if chosen is None:
+    given = runtime if runtime is not None else current_runtime()
+    if given is None:
         raise RuntimeError(NO_RUNTIME_MESSAGE)
+    chosen = as_runtime(given)
     procedure = make_procedure(
         prompt,
         menu,
         context=context,
         max_retries=max_retries,
-        runtime=user_runtime(chosen),
+        runtime=given if chosen is given else user_runtime(chosen),
         parent=current_parent(chosen.trace),
     )
     return procedure, chosen
