@@ -596,14 +596,6 @@ def _item_snapshot(item: Any, *, ordered: bool = True) -> Any:
     return item
 
 
-def _functions(menu: Menu) -> tuple[Any, ...]:
-    return tuple(
-        o.handler
-        for o in menu.options
-        if o.handler is not None and (inspect.isfunction(o.handler) or inspect.ismethod(o.handler))
-    )
-
-
 @dataclass(slots=True, eq=False)
 class _Entry:
     exact: Any
@@ -616,16 +608,23 @@ class _Entry:
     same object needs no check of its dicts' order (which ``==`` cannot see), only of what was
     assigned."""
     copy: Any
-    functions: tuple[Any, ...]
-    """The menu's functions, and their defaults and docstrings when it was made: the same
-    function object may be changed."""
-    versions: tuple[Any, ...]
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
 _menu_cache: dict[Any, list[_Entry]] = {}
 _MENU_CACHE_KEYS = 256
 _ENTRIES_PER_KEY = 8
+
+# id(options) -> the entry whose ``last`` it is: a menu kept in a constant is found without
+# building its key. An id is trusted only while ``entry.last`` is that very object.
+_last_seen: dict[int, _Entry] = {}
+
+
+def _seen(entry: _Entry, options: Any) -> None:
+    entry.last = options
+    if len(_last_seen) >= _MENU_CACHE_KEYS:
+        _last_seen.pop(next(iter(_last_seen)))
+    _last_seen[id(options)] = entry
 
 
 def _rebound(entry: _Entry, options: Any) -> Menu:
@@ -667,9 +666,9 @@ def _remember(key: Any, options: Any, menu: Menu) -> None:
         if len(_menu_cache) >= _MENU_CACHE_KEYS:
             _menu_cache.pop(next(iter(_menu_cache)))
         entries = _menu_cache[key] = []
-    functions = _functions(menu)
-    versions = tuple(map(_VERSION, functions))
-    entries.insert(0, _Entry(exact, loose, menu, options, copy, functions, versions))
+    entry = _Entry(exact, loose, menu, options, copy)
+    entries.insert(0, entry)
+    _seen(entry, options)
     del entries[_ENTRIES_PER_KEY:]
 
 
@@ -681,6 +680,13 @@ def normalize_options(options: Any) -> Menu:
         ValueError: The options are empty or a name repeats.
     """
     # The hot path of every decision, inline: one lookup and one comparison when cached.
+    entry = _last_seen.get(id(options))
+    if entry is not None and entry.last is options:
+        try:
+            if entry.copy == options:  # the same object, unchanged since
+                return entry.menu
+        except Exception:
+            pass
     kind = type(options)
     if kind is dict:
         key: Any = ("dict", *options)
@@ -695,24 +701,14 @@ def normalize_options(options: Any) -> Menu:
         # Snapshots are on the left of ``==``: their markers compare first.
         for entry in entries:
             try:
-                if entry.last is options:
-                    if entry.copy != options:
-                        continue
-                elif entry.exact == options:
-                    entry.last = options
-                else:
-                    continue
-                if not entry.functions or tuple(map(_VERSION, entry.functions)) == entry.versions:
+                if entry.exact == options:
+                    _seen(entry, options)
                     return entry.menu
             except Exception:  # a value that refuses to be compared: not this entry
                 continue
         for entry in entries:  # the same menu, with other values (set per call)
             try:
-                if (
-                    entry.loose is not None
-                    and entry.loose == options
-                    and tuple(map(_VERSION, entry.functions)) == entry.versions
-                ):
+                if entry.loose is not None and entry.loose == options:
                     return _rebound(entry, options)
             except Exception:
                 continue
@@ -724,6 +720,7 @@ def normalize_options(options: Any) -> Menu:
 def clear_caches() -> None:
     """Forget every cached menu, schema, function shape and menu text (for benchmarks)."""
     _menu_cache.clear()
+    _last_seen.clear()
     _menu_text_cache.clear()
     _schema_cache.clear()
     _function_cache.clear()

@@ -7,6 +7,7 @@ stale, whatever changed.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 import pytest
@@ -86,14 +87,18 @@ def test_a_changed_default_is_never_served_stale() -> None:
         decision.resolve_decision('{"call": "seats"}', options(None), max_retries=0)
 
 
-def test_a_default_changed_on_the_same_function_is_never_served_stale() -> None:
-    def seats(n: int = 1) -> int:
-        return n
+def test_a_default_set_with_a_partial_is_never_served_stale() -> None:
+    def seats(n: int, cabin: str) -> str:
+        return f"{n} {cabin}"
 
-    assert decision.resolve_decision('{"call": "seats"}', {"seats": seats}) == 1
-    seats.__defaults__ = None
-    with pytest.raises(decision.DecisionError, match="missing required arguments"):
-        decision.resolve_decision('{"call": "seats"}', {"seats": seats}, max_retries=0)
+    for cabin in ("economy", "business"):
+        options = {"seats": functools.partial(seats, cabin=cabin), "wait": "WAITING"}
+        assert decision.resolve_decision('{"call": "seats", "args": {"n": 2}}', options) == (
+            f"2 {cabin}"
+        )
+    required = {"seats": seats, "wait": "WAITING"}
+    with pytest.raises(decision.DecisionError, match=r"arguments: \['cabin'\]"):
+        decision.resolve_decision('{"call": "seats", "args": {"n": 2}}', required, max_retries=0)
 
 
 @pytest.mark.parametrize(
