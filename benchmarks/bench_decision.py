@@ -138,7 +138,7 @@ def run() -> list[Measurement]:
     validator_of = _options.normalize_options(OPTIONS).by_name["emit_plan"].validator
     assert validator_of is not None
     args = PICK["args"]
-    validate = validator_of.validate
+    validate = validator_of.validate_parsed  # what a pick parsed from reply text goes through
     # The trace keeps every call (tens of thousands here, a few MB); it is cleared between the
     # measurements, not inside them, so that what is timed is decision.make alone. The reused
     # and fresh figures alternate, round by round, so that both see the same machine load.
@@ -151,7 +151,7 @@ def run() -> list[Measurement]:
     runtime.trace.clear()
     reused = sorted(reused_rounds)[2]
     fresh = sorted(fresh_rounds)[2]
-    pydantic = median_seconds(lambda: validate(args, from_json=True), repeat=15, number=20000)
+    pydantic = median_seconds(lambda: validate(args), repeat=15, number=20000)
     cold = median_seconds(lambda: _cold(runtime), repeat=7, number=300)
     assert len(runtime.trace) == 7 * 300
     return [
