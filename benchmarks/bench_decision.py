@@ -22,7 +22,7 @@ from typing import Any
 from benchmarks import Measurement, median_seconds
 from pytest_opdecide import ModelReply, ModelRequest, Runtime, _options, decision
 
-PICK = {
+PICK: dict[str, Any] = {
     "call": "emit_plan",
     "args": {
         "steps": [
