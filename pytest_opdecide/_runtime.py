@@ -522,9 +522,9 @@ def tool_spec(tool: Callable[..., Any] | ToolSpec) -> tuple[ToolSpec, Option]:
         raise TypeError(f"A tool must be a function, got {type(tool).__name__}")
     name = _callable_name(tool)
     option = _function_option(name, tool, None)
-    parameters = {
-        "type": "object",
-        "properties": {f.name: f.json_schema() for f in option.fields},
-        "required": [f.name for f in option.fields if f.required],
-    }
+    parameters: dict[str, Any] = (
+        option.validator.json_schema()
+        if option.validator is not None
+        else {"type": "object", "properties": {}, "required": []}
+    )
     return ToolSpec(name, option.description, parameters, tool), option

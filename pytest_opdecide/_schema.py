@@ -8,6 +8,10 @@ built once per option and cached with it.
 
 Validation follows pydantic's strict mode for JSON input: an ISO string becomes a ``date``, a
 ``UUID`` or a ``Decimal``, an array a ``set`` or a ``tuple``, but ``"42"`` is not an ``int``.
+The arguments of an option whose types validate alike in pydantic's Python and JSON modes
+(strings, numbers, lists, objects, allowed values...) are validated as parsed; any other's go
+through JSON text, which costs about a microsecond more per pick (see
+``benchmarks/bench_decision.py``).
 Failures are reported in the reference implementation's words where it has them (see
 :func:`explain`), so the model reads the same problems as with the reference.
 
