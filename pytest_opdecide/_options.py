@@ -616,7 +616,8 @@ _MENU_CACHE_KEYS = 256
 _ENTRIES_PER_KEY = 8
 
 # id(options) -> the entry whose ``last`` it is: a menu kept in a constant is found without
-# building its key. An id is trusted only while ``entry.last`` is that very object.
+# building its key. An id is trusted only while ``entry.last`` is that very object. Options
+# found by content are not added (a dict built on every call would churn this table).
 _last_seen: dict[int, _Entry] = {}
 
 
@@ -702,7 +703,8 @@ def normalize_options(options: Any) -> Menu:
         for entry in entries:
             try:
                 if entry.exact == options:
-                    _seen(entry, options)
+                    if id(options) in _last_seen:  # a kept object, changed back or moved
+                        _seen(entry, options)
                     return entry.menu
             except Exception:  # a value that refuses to be compared: not this entry
                 continue
