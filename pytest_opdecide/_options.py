@@ -499,13 +499,14 @@ class _Exact:
 class _Ordered:
     """A schema dict whose order is rendered (its fields): dict ``==`` ignores order."""
 
-    __slots__ = ("items",)
+    __slots__ = ("keys", "plain")
 
     def __init__(self, items: list[tuple[Any, Any]]) -> None:
-        self.items = items
+        self.plain = dict(items)
+        self.keys = tuple(self.plain)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is dict and list(other.items()) == self.items
+        return type(other) is dict and self.plain == other and tuple(other) == self.keys
 
     __hash__ = None  # type: ignore[assignment]
 
