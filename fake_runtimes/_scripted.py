@@ -6,6 +6,7 @@ the tool loop, choices, re-picks and the call trace behave exactly as in product
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import json
 import os
@@ -24,7 +25,15 @@ from fake_runtimes._steps import (
     describe_step,
     plural,
 )
-from pytest_opdecide import ModelReply, ModelRequest, Runtime, ToolCall, Usage
+from pytest_opdecide import (
+    DecisionError,
+    ModelReply,
+    ModelRequest,
+    Runtime,
+    ToolCall,
+    Usage,
+    decision,
+)
 
 __all__ = ["FakeRuntime", "FunctionRuntime", "ScriptedRuntime"]
 
@@ -121,15 +130,24 @@ class FakeRuntime(Runtime):
         )
 
     def _check_pick(self, step: Pick, call: FakeCall, position: str) -> None:
-        if step.option in call.options:
-            return
-        offered = f"options {call.options}" if call.options else "no options"
-        raise ScriptMismatch(
-            f"{type(self).__name__}: {position} picks {step.option!r}, but {call.describe()} "
-            f"offered {offered}.\n"
-            "To send a pick of an option that was not offered, script the raw reply text "
-            f"instead: {step.text!r}"
-        )
+        """A scripted pick must pick an offered option with arguments it takes."""
+        head = f"{type(self).__name__}: {position} picks {step.option!r}"
+        if step.option not in call.options:
+            offered = f"options {call.options}" if call.options else "no options"
+            close = difflib.get_close_matches(step.option, call.options, n=1)
+            if close:  # a typo: the raw text is not what the test meant
+                raise ScriptMismatch(
+                    f"{head}, but {call.describe()} offered {offered}. Did you mean {close[0]!r}?"
+                )
+            raise ScriptMismatch(
+                f"{head}, but {call.describe()} offered {offered}.\n"
+                "To send a pick of an option that was not offered, script the raw reply text "
+                f"instead: {step.text!r}"
+            )
+        menu = call.request.choices
+        option = getattr(menu, "by_name", {}).get(step.option)
+        if option is not None:
+            _check_arguments(head, step, option, menu, call)
 
     def _check_tool(self, step: ToolCallStep, call: FakeCall, position: str) -> None:
         if step.tool in call.tools:
@@ -141,6 +159,81 @@ class FakeRuntime(Runtime):
             "Offer the tool to the call (tools=[...] or a toolset), or script a reply that "
             "does not call it."
         )
+
+
+class _EveryKey(dict[str, Any]):
+    """A context that has every key: scripted picks are checked without the caller's context."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> Any:
+        return None
+
+
+def _takes(option: Any) -> str:
+    """What an option takes, for messages: ``name: str, seats: int = 1``."""
+    parts = []
+    for f in option.fields:
+        part = f"{f.name}: {f.type.label}"
+        if f.type.choices is not None:
+            part += f" (one of {list(f.type.choices)!r})"
+        if not f.required:
+            part += " (optional)" if f.default is inspect.Parameter.empty else f" = {f.default!r}"
+        parts.append(part)
+    return ", ".join(parts) if parts else "no arguments"
+
+
+def _check_arguments(head: str, step: Pick, option: Any, menu: Any, call: FakeCall) -> None:
+    takes = f"{option.name!r} takes: {_takes(option)}."
+    visible = [f.name for f in option.fields]
+    known = {*visible, *(f.name for f in option.hidden)}  # a forged hidden value is allowed
+    unknown = [name for name in step.args if name not in known]
+    if unknown:
+        name = unknown[0]
+        close = difflib.get_close_matches(name, visible, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        fix = (
+            "Rename or remove the argument in the step."
+            if visible
+            else f"Remove the arguments from the step: pick({option.name!r})."
+        )
+        raise ScriptMismatch(
+            f"{head} with the argument {name!r}, which {option.name!r} does not take{hint}.\n"
+            f"{takes}\n{fix}"
+        )
+    try:
+        decision.parse_args(step.text, menu, context=_EveryKey(), max_retries=0)
+    except DecisionError as error:
+        if error.kind == "missing_required":
+            missing = [f.name for f in option.fields if f.required and f.name not in step.args]
+            if missing:
+                listed = ", ".join(repr(m) for m in missing)
+                plural_s = "s" if len(missing) > 1 else ""
+                add = ", ".join(f"{m}=..." for m in missing)
+                raise ScriptMismatch(
+                    f"{head} without the required argument{plural_s} {listed}.\n{takes}\n"
+                    f"Add {add} to the step."
+                ) from None
+        field = _field_of(error.message, visible)
+        raise ScriptMismatch(
+            f"{head}, but {call.describe()} would refuse it: {error.message}.\n{takes}\n"
+            + (
+                f"Give {field} a value the option accepts in the step."
+                if field
+                else "Change the step's arguments to what the option accepts."
+            )
+        ) from None
+
+
+def _field_of(message: str, names: list[str]) -> str | None:
+    """The argument a validation message is about (``Field 'steps[0].x' ...`` -> ``steps``)."""
+    if message.startswith("Field '"):
+        path = message[len("Field '") :].split("'", 1)[0]
+        for name in names:
+            if path == name or path.startswith((f"{name}.", f"{name}[")):
+                return name
+    return None
 
 
 class ScriptedRuntime(FakeRuntime):

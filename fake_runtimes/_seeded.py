@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,9 @@ from pytest_opdecide.options import (
     ObjectSpec,
     Option,
     ParseFailure,
+    PydanticSpec,
     ScalarSpec,
+    SequenceSpec,
     TypeSpec,
     UnionSpec,
     UnknownSpec,
@@ -64,6 +66,17 @@ def example_value(spec: TypeSpec, rng: random.Random, depth: int = 0) -> Any:
         return {"note": rng.choice(_WORDS)} if rng.random() < 0.5 else {}
     if isinstance(spec, ListSpec):
         return [example_value(spec.item, rng, depth + 1) for _ in range(rng.randint(1, 3))]
+    if isinstance(spec, SequenceSpec):
+        if not spec.variadic:
+            return [example_value(item, rng, depth + 1) for item in spec.items]
+        values: list[Any] = []
+        for _ in range(rng.randint(1, 3)):
+            value = example_value(spec.items[0], rng, depth + 1)
+            if spec.kind == "tuple" or value not in values:  # a set's items are distinct
+                values.append(value)
+        return values
+    if isinstance(spec, PydanticSpec):
+        return spec.example(rng)
     if isinstance(spec, DictSpec):
         return {rng.choice(_WORDS): example_value(spec.value, rng, depth + 1)}
     if isinstance(spec, ObjectSpec):
@@ -84,6 +97,8 @@ def _minimal(spec: TypeSpec) -> Any:
         return _minimal(spec.shape)
     if isinstance(spec, ChoiceSpec):
         return (spec.choices or (None,))[0]
+    if isinstance(spec, PydanticSpec):
+        return spec.example(random.Random(0))
     return spec.placeholder()
 
 
@@ -147,14 +162,49 @@ class InvalidReply:
         kind: The ``DecisionError.kind`` it produces.
         reply: The reply text.
         description: What is wrong with it.
+        option: The option whose field is wrong (``None`` for the kinds about the whole pick).
+        field: That field.
     """
 
     kind: str
     reply: str
     description: str
+    option: str | None = None
+    field: str | None = None
 
     def __str__(self) -> str:
-        return self.kind
+        """The kind, and the field it is about: ``type_mismatch:book.day``."""
+        if self.field is None:
+            return self.kind
+        return f"{self.kind}:{self.option}.{self.field}"
+
+
+_WRONG_VALUES = (
+    (12345, {"integer", "number"}),
+    ("not a number", {"string"}),
+    ({"not": "a list"}, {"object"}),
+    (["not", "an", "object"], {"array"}),
+)
+"""Wrong values, with the JSON types they are."""
+
+
+def _json_types(schema: Any, defs: Any, depth: int = 0) -> set[str]:
+    """The JSON types a JSON schema accepts (every one, when it cannot tell)."""
+    everything = {"integer", "number", "string", "object", "array", "boolean", "null"}
+    if not isinstance(schema, dict) or depth > 8:
+        return everything
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _json_types(defs.get(ref[len("#/$defs/") :]), defs, depth + 1)
+    members = schema.get("anyOf") or schema.get("oneOf")
+    if members:
+        return set().union(*(_json_types(m, defs, depth + 1) for m in members))
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind, "number"} if kind == "integer" else {kind}
+    if "properties" in schema:
+        return {"object"}
+    return everything
 
 
 def _wrong_value(spec: TypeSpec) -> Any | None:
@@ -164,11 +214,23 @@ def _wrong_value(spec: TypeSpec) -> Any | None:
     if isinstance(spec, ScalarSpec):
         return {str: 12345, int: "not a number", float: "not a number", bool: "yes",
                 list: {"not": "a list"}, dict: "not an object"}[spec.pytype]  # fmt: skip
-    if isinstance(spec, ListSpec):
+    if isinstance(spec, ListSpec | SequenceSpec):
         return {"not": "a list"}
     if isinstance(spec, ObjectSpec | ModelSpec | DictSpec):
         return "not an object"
-    return None
+    if isinstance(spec, UnknownSpec):
+        return None
+    # A value of another JSON type than the type's own: a type error, not a broken constraint.
+    schema = spec.json_schema()
+    accepted = _json_types(schema, schema.get("$defs", {}))
+    return next(
+        (
+            value
+            for value, kinds in _WRONG_VALUES
+            if not kinds & accepted and not spec.accepts(value)
+        ),
+        None,
+    )
 
 
 def _outside(spec: ChoiceSpec) -> Any | None:
@@ -184,12 +246,14 @@ def _outside(spec: ChoiceSpec) -> Any | None:
 
 
 def invalid_replies(options: Any, *, seed: int = 0) -> list[InvalidReply]:
-    """Replies that must each end in ``DecisionError``: one per kind the options allow.
+    """Replies that must each end in ``DecisionError``: each kind the options allow.
 
     Kinds: ``no_action`` (no JSON), ``unknown_call`` (a made-up option), ``bad_args`` (args not
-    an object), ``missing_required``, ``type_mismatch`` and ``enum_violation`` (when some option
-    has a required field, a typed field, and allowed values, respectively). Each reply is
-    checked against the decision validator before it is returned.
+    an object); ``missing_required`` (the first option with a required field, without it);
+    ``type_mismatch``, one per field of every option whose type a value can miss (a ``date``
+    sent as a number, an ``int`` as text...); and ``enum_violation`` (the first field with
+    allowed values, sent another). Each reply is checked against the decision validator before
+    it is returned.
     """
     menu = normalize_options(options)
     rng = random.Random(f"invalid_replies:{seed}")
@@ -214,50 +278,56 @@ def invalid_replies(options: Any, *, seed: int = 0) -> list[InvalidReply]:
                     "missing_required",
                     json.dumps({"call": option.name, "args": args}),
                     f"{option.name} without {required[0].name!r}",
+                    option.name,
+                    required[0].name,
                 )
             )
             break
-    _add_field_case(out, menu, rng, "type_mismatch", _wrong_value)
-    _add_field_case(
-        out,
-        menu,
-        rng,
-        "enum_violation",
-        lambda spec: _outside(spec) if isinstance(spec, ChoiceSpec) else None,
-    )
+    for option, f, value in _field_values(menu, _wrong_value):
+        case = _field_case(menu, rng, "type_mismatch", option, f, value)
+        if _fails_as(case, menu):  # a constrained type may call it a value error instead
+            out.append(case)
+    for option, f, value in _field_values(
+        menu, lambda spec: _outside(spec) if isinstance(spec, ChoiceSpec) else None
+    ):
+        out.append(_field_case(menu, rng, "enum_violation", option, f, value))
+        break
     for case in out:
-        try:
-            parse_reply(case.reply, menu, _AnyContext())
-        except ParseFailure as failure:
-            if failure.kind != case.kind:  # pragma: no cover - a bug in this generator
-                raise AssertionError(f"{case} produced {failure.kind}: {failure.message}") from None
-        else:  # pragma: no cover - a bug in this generator
-            raise AssertionError(f"{case} unexpectedly parsed")
+        if not _fails_as(case, menu):  # pragma: no cover - a bug in this generator
+            raise AssertionError(f"{case} does not fail as {case.kind}")
     return out
 
 
-def _add_field_case(
-    out: list[InvalidReply],
-    menu: Menu,
-    rng: random.Random,
-    kind: str,
-    bad: Callable[[TypeSpec], Any | None],
-) -> None:
+def _fails_as(case: InvalidReply, menu: Menu) -> bool:
+    try:
+        parse_reply(case.reply, menu, _AnyContext())
+    except ParseFailure as failure:
+        return failure.kind == case.kind
+    return False
+
+
+def _field_values(
+    menu: Menu, bad: Callable[[TypeSpec], Any | None]
+) -> Iterator[tuple[Option, FieldSpec, Any]]:
     for option in menu.options:
         for f in option.fields:
             value = bad(f.type)
-            if value is None:
-                continue
-            args = seeded_pick(option, menu, rng).args
-            args[f.name] = value
-            out.append(
-                InvalidReply(
-                    kind,
-                    json.dumps({"call": option.name, "args": args}),
-                    f"{option.name}.{f.name} = {value!r}",
-                )
-            )
-            return
+            if value is not None:
+                yield option, f, value
+
+
+def _field_case(
+    menu: Menu, rng: random.Random, kind: str, option: Option, f: FieldSpec, value: Any
+) -> InvalidReply:
+    args = seeded_pick(option, menu, rng).args
+    args[f.name] = value
+    return InvalidReply(
+        kind,
+        json.dumps({"call": option.name, "args": args}),
+        f"{option.name}.{f.name} = {value!r}",
+        option.name,
+        f.name,
+    )
 
 
 class SeededRuntime(FakeRuntime):

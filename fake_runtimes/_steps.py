@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
 from pytest_opdecide import ModelReply, ModelRequest
 
 __all__ = ["ErrorStep", "FakeCall", "Pick", "ToolCallStep", "error", "pick", "tool_call"]
@@ -35,11 +37,17 @@ class Pick:
 
     @property
     def text(self) -> str:
-        """The canonical JSON text of this pick."""
+        """The canonical JSON text of this pick.
+
+        Values JSON has no type for are written as pydantic writes them: a ``date`` as
+        ``"2024-05-01"``, a ``Decimal`` or a ``UUID`` as a string, a ``set`` or a ``tuple``
+        as an array, an enum member as its value, a dataclass or a pydantic model as an
+        object.
+        """
         payload: dict[str, Any] = {"call": self.option}
         if self.args:
             payload["args"] = self.args
-        return json.dumps(payload, ensure_ascii=False)
+        return json.dumps(payload, ensure_ascii=False, default=to_jsonable_python)
 
     def __str__(self) -> str:
         return f"pick({self.option!r}{_format_args(self.args)})"
@@ -74,12 +82,29 @@ class ErrorStep:
 def pick(option: str, /, **args: Any) -> Pick:
     """Script a pick of ``option`` with ``args``: ``pick("refund", amount=30)``.
 
-    In a strict fake, the call this step answers must offer ``option``; to send a pick of an
-    option that was not offered, script the raw reply text instead.
+    In a strict fake, the call this step answers must offer ``option``, and the arguments
+    must be what the option takes: known names, every required one, values of the right type
+    (checked as the model's reply would be). To send a pick of an option that was not offered,
+    script the raw reply text instead.
+
+    Values JSON has no type for (``date``, ``Decimal``, ``UUID``, sets...) are sent in their
+    JSON form, as a model would write them.
+
+    Raises:
+        TypeError: ``option`` is not a name, or an argument cannot be written as JSON.
     """
     if not isinstance(option, str) or not option:
         raise TypeError(f"pick() needs an option name, got {option!r}")
-    return Pick(option, dict(args))
+    step = Pick(option, dict(args))
+    for name, value in args.items():
+        try:
+            json.dumps(value, default=to_jsonable_python)
+        except (TypeError, ValueError, PydanticSerializationError) as exc:
+            raise TypeError(
+                f"pick({option!r}): the argument {name}={value!r} cannot be sent as JSON ({exc}); "
+                "give a value a model could write"
+            ) from None
+    return step
 
 
 def tool_call(tool: str, /, **args: Any) -> ToolCallStep:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_opdecide import decision
+    from pytest_opdecide._adapter import ExecRuntime, as_runtime, use_runtime
     from pytest_opdecide._agent import Agent, agent, agent_async
-    from pytest_opdecide._binding import current_runtime, use_runtime
+    from pytest_opdecide._binding import current_runtime
     from pytest_opdecide._cassettes import CassetteCorrupt, CassetteMismatch, UnplayedInteractions
     from pytest_opdecide._errors import DecisionError, ToolLoopError
     from pytest_opdecide._guard import RealCallBlocked
@@ -44,6 +45,7 @@ _WHERE = {
     "CassetteCorrupt": "_cassettes",
     "CassetteMismatch": "_cassettes",
     "DecisionError": "_errors",
+    "ExecRuntime": "_adapter",
     "FromContext": "_schema",
     "Message": "_messages",
     "ModelReply": "_messages",
@@ -59,9 +61,10 @@ _WHERE = {
     "Usage": "_messages",
     "agent": "_agent",
     "agent_async": "_agent",
+    "as_runtime": "_adapter",
     "current_runtime": "_binding",
     "tool_spec": "_runtime",
-    "use_runtime": "_binding",
+    "use_runtime": "_adapter",
 }
 
 __all__ = [
@@ -72,6 +75,7 @@ __all__ = [
     "CassetteCorrupt",
     "CassetteMismatch",
     "DecisionError",
+    "ExecRuntime",
     "FromContext",
     "Message",
     "ModelReply",
@@ -87,6 +91,7 @@ __all__ = [
     "Usage",
     "agent",
     "agent_async",
+    "as_runtime",
     "current_runtime",
     "decision",
     "tool_spec",

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from pytest_opdecide._adapter import as_runtime
 from pytest_opdecide._binding import NO_RUNTIME_MESSAGE, bind_agent, current_runtime
 from pytest_opdecide._messages import ToolSpec
 from pytest_opdecide._runtime import Runtime
@@ -23,7 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _METHOD_OPTION_KEYS = frozenset({"tool"})
 
 
-def _bound_runtime(agent: Agent) -> Runtime | None:
+def _bound_runtime(agent: Agent) -> Any:
     configured = agent.runtime
     return configured if configured is not None else current_runtime()
 
@@ -52,8 +53,12 @@ class Agent:
     """Base class of agents: each public method call binds a runtime for its duration.
 
     Args:
-        runtime: The runtime this agent's methods use. Without one, a method uses the runtime
+        runtime: The runtime this agent's methods use: a :class:`Runtime`, or any object with
+            an ``exec`` method (see :func:`as_runtime`). Without one, a method uses the runtime
             of its caller (an enclosing Agent call, or ``use_runtime``, or the pytest fixture).
+
+    Raises:
+        TypeError: ``runtime`` is no runtime.
 
     Attributes:
         method_options: Per-method options, e.g. ``{"lookup": {"tool": True}}``: a method with
@@ -68,12 +73,11 @@ class Agent:
     """
 
     method_options: ClassVar[dict[str, dict[str, Any]]] = {}
-    runtime: Runtime | None = None
+    runtime: Any = None
 
-    def __init__(self, runtime: Runtime | None = None) -> None:
-        if runtime is not None and not isinstance(runtime, Runtime):
-            raise TypeError(f"runtime must be a Runtime, got {type(runtime).__name__}")
+    def __init__(self, runtime: Any = None) -> None:
         if runtime is not None:
+            as_runtime(runtime, where="Agent(runtime=...) got")  # refuse a non-runtime now
             self.runtime = runtime
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -106,11 +110,11 @@ class Agent:
         ]
 
 
-def _runtime_for(runtime: Runtime | None) -> Runtime:
+def _runtime_for(runtime: Any) -> Runtime:
     chosen = runtime if runtime is not None else current_runtime()
     if chosen is None:
         raise RuntimeError(NO_RUNTIME_MESSAGE)
-    return chosen
+    return as_runtime(chosen)
 
 
 def agent(
@@ -124,7 +128,7 @@ def agent(
     model: str | None = None,
     max_iterations: int = 20,
     timeout_s: float | None = None,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
 ) -> Any:
     """Run a full working turn on the enclosing call's runtime; decide last with ``choices``.
 
@@ -161,7 +165,7 @@ async def agent_async(
     model: str | None = None,
     max_iterations: int = 20,
     timeout_s: float | None = None,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
 ) -> Any:
     """The asyncio twin of :func:`agent`."""
     return await _runtime_for(runtime).exec_async(

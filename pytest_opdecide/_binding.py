@@ -10,30 +10,29 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pytest_opdecide._runtime import Runtime
+from typing import Any
 
 __all__ = [
     "NO_RUNTIME_MESSAGE",
+    "bind_runtime",
     "current_agent",
     "current_parent",
     "current_runtime",
-    "use_runtime",
 ]
 
 NO_RUNTIME_MESSAGE = (
     "no runtime available — call this inside an Agent method, or pass runtime= explicitly."
 )
 
-_runtime: ContextVar[Runtime | None] = ContextVar("opdecide_runtime", default=None)
+_runtime: ContextVar[Any] = ContextVar("opdecide_runtime", default=None)
 _agent: ContextVar[Any] = ContextVar("opdecide_agent", default=None)
 _parent: ContextVar[tuple[Any, int] | None] = ContextVar("opdecide_parent_call", default=None)
 
 
-def current_runtime() -> Runtime | None:
-    """The runtime bound by the enclosing Agent call (or :func:`use_runtime`), if any."""
+def current_runtime() -> Any:
+    """The runtime bound by the enclosing Agent call (or :func:`~pytest_opdecide.use_runtime`),
+    if any: the object that was bound (a :class:`~pytest_opdecide.Runtime`, or an object with
+    ``exec``)."""
     return _runtime.get()
 
 
@@ -55,14 +54,9 @@ def current_parent(trace: Any) -> int | None:
 
 
 @contextlib.contextmanager
-def use_runtime(runtime: Runtime | None) -> Iterator[Runtime | None]:
-    """Bind ``runtime`` for the enclosed code, as an Agent method call does.
-
-    Example:
-        >>> from pytest_opdecide import use_runtime
-        >>> with use_runtime(None):
-        ...     pass
-    """
+def bind_runtime(runtime: Any) -> Iterator[Any]:
+    """Bind ``runtime`` for the enclosed code, unchecked (the public, checking form is
+    :func:`pytest_opdecide.use_runtime`)."""
     token = _runtime.set(runtime)
     try:
         yield runtime
@@ -71,7 +65,7 @@ def use_runtime(runtime: Runtime | None) -> Iterator[Runtime | None]:
 
 
 @contextlib.contextmanager
-def bind_agent(agent: Any, runtime: Runtime | None) -> Iterator[None]:
+def bind_agent(agent: Any, runtime: Any) -> Iterator[None]:
     """Bind an agent and its runtime for one method call."""
     runtime_token = _runtime.set(runtime)
     agent_token = _agent.set(agent)

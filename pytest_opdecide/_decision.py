@@ -10,13 +10,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import pydantic
+
 from pytest_opdecide._binding import NO_RUNTIME_MESSAGE
 from pytest_opdecide._content import content_blocks
 from pytest_opdecide._errors import DecisionError, reply_text
 from pytest_opdecide._extract import CALL_KEYS, extract_action
 from pytest_opdecide._messages import Message, ModelRequest
 from pytest_opdecide._options import Menu, Option
-from pytest_opdecide._schema import FieldSpec, ParseFailure, fast_validator, safe_repr
+from pytest_opdecide._schema import ArgsValidator, FieldSpec, ParseFailure, explain, safe_repr
 from pytest_opdecide._steps import InvokeStep, ModelStep, Procedure
 
 __all__ = [
@@ -27,9 +29,12 @@ __all__ = [
     "check_sync_callables",
     "function_kwargs",
     "make_procedure",
+    "parse_once",
     "parse_procedure",
     "repick_prompt",
     "resolve_procedure",
+    "schema_kwargs",
+    "split_action",
     "text_block",
 ]
 
@@ -104,8 +109,26 @@ def check_sync_callables(menu: Menu, api: str) -> None:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-def _split_action(action: Mapping[str, Any]) -> tuple[Any, Any]:
-    """The picked name and the raw arguments of an extracted action object."""
+class _NotJSON(str):
+    """Arguments sent as text that is not JSON (``"arguments": "{oops"``)."""
+
+
+def _json_arguments(text: str, *, blank: Any) -> Any:
+    if not text.strip():
+        return blank
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _NotJSON(text)
+
+
+def split_action(action: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The picked name and the arguments of an extracted action object, whichever call-key
+    alias, argument key or form it uses.
+
+    Arguments sent as JSON text are parsed; text that is not JSON comes back as it is (a
+    ``str``), and a pick without arguments gives ``None``.
+    """
     for key in CALL_KEYS:
         if key in action:
             break
@@ -115,27 +138,50 @@ def _split_action(action: Mapping[str, Any]) -> tuple[Any, Any]:
         name = picked.get("name")
         args = picked.get("arguments", picked.get("args"))
         if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else None
-            except ValueError:
-                raise ParseFailure(
-                    "bad_args", "args must be an object, got str (not valid JSON)"
-                ) from None
+            args = _json_arguments(args, blank=None)
         return name, args
     if "args" in action:
         return picked, action["args"]
     if "arguments" in action:
         args = action["arguments"]
         if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                raise ParseFailure(
-                    "bad_args", "args must be an object, got str (not valid JSON)"
-                ) from None
+            args = _json_arguments(args, blank=_NotJSON(args))
         return picked, args
     # Tolerance: arguments at the top level, {"call": "greet", "name": "ada"}.
     return picked, {k: v for k, v in action.items() if k not in CALL_KEYS}
+
+
+def _validated(
+    opt: Option, validator: ArgsValidator, args: Mapping[str, Any], reply: Any, label: str | None
+) -> dict[str, Any]:
+    """The option's arguments, validated and converted by its pydantic validator.
+
+    ``reply`` is the reply text the arguments were parsed from (``None`` when they were not);
+    ``label`` words missing arguments of a function option (``Call``, ``Tool``), ``None`` those
+    of a schema option.
+    """
+    from_json = reply is not None
+    plain = args if type(args) is dict else dict(args)
+    try:
+        if from_json:
+            kwargs: dict[str, Any] = validator.validate_parsed(plain)
+        else:
+            kwargs = validator.validate(plain, from_json=False)
+    except pydantic.ValidationError as exc:
+        if label is None:
+            missing = f"Option '{opt.name}' is missing required fields: "
+        else:
+            missing = f"{label} '{opt.name}' is missing required arguments: "
+        # A copied placeholder explains the failure best ("<date YYYY-MM-DD>" is no date).
+        raise validator.copied_placeholder(plain) or explain(
+            exc, plain, validator, missing
+        ) from None
+    # A valid pick may still hold a copied "<str>": looked for only when the text has a "<".
+    if not from_json or "<" in reply or "\\u003" in reply:
+        failure = validator.copied_placeholder(plain)
+        if failure is not None:
+            raise failure
+    return kwargs
 
 
 def function_kwargs(
@@ -145,25 +191,14 @@ def function_kwargs(
     runtime: Any,
     *,
     label: str = "Call",
-    parsed_json: bool = False,
+    reply: Any = None,
 ) -> dict[str, Any]:
     """Validated keyword arguments for a function option, with context and runtime injected.
 
-    ``parsed_json``: ``args`` was parsed from JSON text, so the fast check applies (see
-    :func:`~pytest_opdecide._schema.fast_validator`).
+    ``reply``: the reply text ``args`` was parsed from, if any (see :func:`_validated`).
     """
-    kwargs = _fast_kwargs(opt, args, all_required=False) if parsed_json else None
-    if kwargs is None:
-        missing = [f.name for f in opt.fields if f.required and f.name not in args]
-        if missing:
-            raise ParseFailure(
-                "missing_required",
-                f"{label} '{opt.name}' is missing required arguments: {missing!r}",
-            )
-        kwargs = {}
-        for f in opt.fields:
-            if f.name in args:
-                kwargs[f.name] = f.type.validate(args[f.name], f.name)
+    validator = opt.validator
+    kwargs = {} if validator is None else _validated(opt, validator, args, reply, label)
     for f in opt.hidden:
         # Hidden parameters never come from the model: the caller's context and runtime win.
         if f.source == "runtime":
@@ -176,37 +211,10 @@ def function_kwargs(
     return kwargs
 
 
-def _fast_kwargs(
-    opt: Option, args: Mapping[str, Any], *, all_required: bool
-) -> dict[str, Any] | None:
-    """The validated arguments when the fast check accepts them; ``None`` when it cannot
-    decide (then the fields are validated one by one, for the message)."""
-    if type(args) is not dict:
-        return None
-    check = fast_validator(opt.fields, all_required=all_required)
-    if check is None:
-        return None
-    try:
-        return check(args)
-    except Exception:  # refused: validating field by field says why
-        return None
-
-
-def _schema_kwargs(
-    opt: Option, args: Mapping[str, Any], *, parsed_json: bool = False
-) -> dict[str, Any]:
-    if parsed_json:
-        kwargs = _fast_kwargs(opt, args, all_required=True)
-        if kwargs is not None:
-            return kwargs
-    fields = opt.fields
-    for f in fields:
-        if f.name not in args:  # every missing field is reported before any type error
-            missing = [f.name for f in fields if f.name not in args]
-            raise ParseFailure(
-                "missing_required", f"Option '{opt.name}' is missing required fields: {missing!r}"
-            )
-    return {f.name: f.type.validate(args[f.name], f.name) for f in fields}
+def schema_kwargs(opt: Option, args: Mapping[str, Any], *, reply: Any = None) -> dict[str, Any]:
+    """Validated fields of a schema option (every field is required)."""
+    validator = opt.validator
+    return {} if validator is None else _validated(opt, validator, args, reply, None)
 
 
 def parse_once(
@@ -217,9 +225,12 @@ def parse_once(
     if action is None:
         raise ParseFailure("no_action", NO_ACTION)
     # A pick read from text holds only what JSON makes (exact str, int, float, bool, None,
-    # list, dict): the fast check returns exactly what field validation would.
-    parsed_json = isinstance(reply, str | bytes | bytearray)
-    name, args = _split_action(action)
+    # list, dict): validated as JSON input.
+    if type(reply) is str:
+        text: str | None = reply
+    else:
+        text = reply_text(reply) if isinstance(reply, str | bytes | bytearray) else None
+    name, args = split_action(action)
     # An exact str: subclasses may hash or compare in surprising ways.
     opt = menu.by_name.get(name) if type(name) is str else None
     if opt is None:
@@ -230,12 +241,14 @@ def parse_once(
         )
     if args is None:
         args = {}
+    elif type(args) is _NotJSON:
+        raise ParseFailure("bad_args", "args must be an object, got str (not valid JSON)")
     elif type(args) is not dict and not isinstance(args, Mapping):
         raise ParseFailure("bad_args", f"args must be an object, got {type(args).__name__}")
     if opt.kind == "function":
-        return opt, function_kwargs(opt, args, context, runtime, parsed_json=parsed_json)
+        return opt, function_kwargs(opt, args, context, runtime, reply=text)
     if opt.kind == "schema":
-        return opt, _schema_kwargs(opt, args, parsed_json=parsed_json)
+        return opt, schema_kwargs(opt, args, reply=text)
     return opt, {}
 
 

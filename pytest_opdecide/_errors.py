@@ -39,7 +39,8 @@ class DecisionError(ValueError):
 
     Attributes:
         kind: The last error's kind: ``no_action``, ``unknown_call``, ``bad_args``,
-            ``missing_required``, ``type_mismatch`` or ``enum_violation``.
+            ``missing_required``, ``type_mismatch``, ``enum_violation`` or ``invalid_value``
+            (a value that breaks a constraint, or a placeholder copied from the menu).
         message: The last error's message.
         reply_head: The first 200 characters of the last reply.
         attempts: How many replies were tried (the first pick plus re-picks).

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from pytest_opdecide._adapter import as_runtime
 from pytest_opdecide._pytest_cassettes import cassette_for
 from pytest_opdecide._runtime import Runtime
 from pytest_opdecide._settings import Settings
@@ -26,12 +27,10 @@ _cassette_key = pytest.StashKey[contextlib.ExitStack]()
 def _runtime_from_hook(request: pytest.FixtureRequest, settings: Settings) -> Runtime:
     supplied = request.config.hook.pytest_opdecide_runtime(request=request, settings=settings)
     if supplied is not None:
-        if not isinstance(supplied, Runtime):
-            pytest.fail(
-                f"pytest_opdecide_runtime returned {type(supplied).__name__}, not a Runtime",
-                pytrace=False,
-            )
-        return supplied
+        try:
+            return as_runtime(supplied, where="pytest_opdecide_runtime returned")
+        except TypeError as exc:
+            pytest.fail(str(exc), pytrace=False)
     return default_runtime(settings.base_url or "", settings.model)
 
 

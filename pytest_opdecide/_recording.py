@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from fake_runtimes._recorded import FORMAT_VERSION
+from pytest_opdecide._adapter import as_runtime
 from pytest_opdecide._files import write_atomic
 from pytest_opdecide._messages import ModelReply, ModelRequest, ToolCall
 from pytest_opdecide._runtime import Runtime
@@ -138,7 +139,8 @@ class RecordingRuntime(Runtime):
     passed on, so ``inner`` may be a real runtime, a fake, or another wrapper.
 
     Args:
-        inner: The runtime that makes the model calls.
+        inner: The runtime that makes the model calls (a ``Runtime``, or any object with an
+            ``exec`` method, wrapped with :func:`~pytest_opdecide.as_runtime`).
         path: Where to write the recording.
 
     Example:
@@ -155,13 +157,12 @@ class RecordingRuntime(Runtime):
         'B'
     """
 
-    def __init__(self, inner: Runtime, path: str | os.PathLike[str]) -> None:
-        if not isinstance(inner, Runtime):
-            raise TypeError(f"inner must be a Runtime, got {type(inner).__name__}")
-        super().__init__(model=inner.model)
-        self.inner = inner
+    def __init__(self, inner: Any, path: str | os.PathLike[str]) -> None:
+        wrapped = as_runtime(inner, where="RecordingRuntime() got")  # an object with exec too
+        super().__init__(model=wrapped.model)
+        self.inner = wrapped
         """The runtime every model call is passed to."""
-        self.toolsets = inner.toolsets  # the same toolsets, not a copy
+        self.toolsets = wrapped.toolsets  # the same toolsets, not a copy
         self.path = Path(path)
         """The recording's file."""
         self.exchanges: list[dict[str, Any]] = []

@@ -13,7 +13,7 @@ import inspect
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_opdecide._binding import current_agent, current_parent, parent_call
 from pytest_opdecide._content import content_blocks
@@ -55,7 +55,7 @@ def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
                 return stop.value
             if isinstance(step, ModelStep):
                 assert runtime is not None
-                sent = runtime._call(step)
+                sent = runtime._opdecide_call(step)
             else:
                 with parent_call(runtime and runtime.trace, step.parent):
                     sent = step.function(*step.args, **step.kwargs)
@@ -81,7 +81,7 @@ async def drive_async(procedure: Procedure[Any], runtime: Runtime | None) -> Any
                 return stop.value
             if isinstance(step, ModelStep):
                 assert runtime is not None
-                sent = await runtime._call_async(step)
+                sent = await runtime._opdecide_call_async(step)
             else:
                 with parent_call(runtime and runtime.trace, step.parent):
                     sent = step.function(*step.args, **step.kwargs)
@@ -118,6 +118,23 @@ class Runtime:
 
     __opdecide_runtime__: ClassVar[bool] = True
 
+    if not TYPE_CHECKING:  # invisible to mypy, which would take every attribute for valid
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only when normal lookup fails. A class that inherits from this one and
+            # from another runtime base whose __init__ does not call super().__init__() (as
+            # OpenProgram's Runtime does not) never ran ours: its state is made on first use.
+            if name == "trace":
+                value: Any = CallTrace()
+            elif name == "toolsets":
+                value = {"default": []}
+            elif name == "model":
+                value = None
+            else:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            setattr(self, name, value)
+            return value
+
     def __init__(
         self,
         *,
@@ -153,6 +170,10 @@ class Runtime:
             raise AssertionError(f"{type(self).__name__} received no model call yet")
         return calls[-1]
 
+    def _opdecide_injected(self) -> Any:
+        """What a function option's ``runtime`` parameter receives: this runtime."""
+        return self
+
     # --- what subclasses implement -------------------------------------------------------------
 
     def call_model(self, request: ModelRequest) -> ModelReply:
@@ -187,7 +208,7 @@ class Runtime:
 
     # --- recording -----------------------------------------------------------------------------
 
-    def _record(
+    def _opdecide_record(
         self,
         step: ModelStep,
         call_id: int,
@@ -207,13 +228,13 @@ class Runtime:
         self.trace.add(record)
         return record
 
-    def _call(self, step: ModelStep) -> CallRecord:
+    def _opdecide_call(self, step: ModelStep) -> CallRecord:
         call_id = self.trace.next_id()
         start = time.perf_counter()
         try:
             reply = self.call_model(step.request)
         except BaseException as exc:
-            self._record(step, call_id, start, None, exc)
+            self._opdecide_record(step, call_id, start, None, exc)
             raise
         if type(reply) is not ModelReply:
             reply = _as_reply(reply)
@@ -224,15 +245,15 @@ class Runtime:
         self.trace.add(record)
         return record
 
-    async def _call_async(self, step: ModelStep) -> CallRecord:
+    async def _opdecide_call_async(self, step: ModelStep) -> CallRecord:
         call_id = self.trace.next_id()
         start = time.perf_counter()
         try:
             reply = _as_reply(await self.call_model_async(step.request))
         except BaseException as exc:
-            self._record(step, call_id, start, None, exc)
+            self._opdecide_record(step, call_id, start, None, exc)
             raise
-        return self._record(step, call_id, start, reply, None)
+        return self._opdecide_record(step, call_id, start, reply, None)
 
     # --- exec ----------------------------------------------------------------------------------
 
@@ -276,7 +297,7 @@ class Runtime:
             DecisionError: With ``choices``: no valid pick after the re-pick.
             ToolLoopError: The model still asked for tools after ``max_iterations`` calls.
         """
-        procedure = self._exec_procedure(
+        procedure = self._opdecide_exec_procedure(
             content,
             tools,
             toolset,
@@ -304,7 +325,7 @@ class Runtime:
         timeout_s: float | None = None,
     ) -> Any:
         """The asyncio twin of :meth:`exec`: async tools and function options are awaited."""
-        procedure = self._exec_procedure(
+        procedure = self._opdecide_exec_procedure(
             content,
             tools,
             toolset,
@@ -318,7 +339,7 @@ class Runtime:
         )
         return await drive_async(procedure, self)
 
-    def _exec_procedure(
+    def _opdecide_exec_procedure(
         self,
         content: Any,
         tools: Iterable[Callable[..., Any] | ToolSpec] | None,
@@ -345,8 +366,8 @@ class Runtime:
             if sync:
                 check_sync_callables(menu, "exec")
             blocks = (*blocks, text_block(DECISION_FINISH_INSTRUCTION + menu.text))
-        offered = self._tools(tools, toolset)
-        return self._turn(
+        offered = self._opdecide_tools(tools, toolset)
+        return self._opdecide_turn(
             blocks,
             offered,
             menu,
@@ -357,7 +378,7 @@ class Runtime:
             timeout_s,
         )
 
-    def _turn(
+    def _opdecide_turn(
         self,
         blocks: tuple[Mapping[str, Any], ...],
         offered: dict[str, tuple[ToolSpec, Option]],
@@ -398,7 +419,7 @@ class Runtime:
             said = (text_block(reply.text),) if isinstance(reply.text, str) and reply.text else ()
             messages.append(Message("assistant", said, tool_calls=tuple(reply.tool_calls)))
             for call in reply.tool_calls:
-                result = yield from self._run_tool(call, offered, record.id, context)
+                result = yield from self._opdecide_run_tool(call, offered, record.id, context)
                 messages.append(
                     Message("tool", (text_block(result),), tool_call_id=call.id, name=call.name)
                 )
@@ -410,7 +431,7 @@ class Runtime:
                     menu,
                     context=context,
                     max_retries=1,
-                    runtime=self,
+                    runtime=self._opdecide_injected(),
                     parent=record.id,
                     model=model,
                     timeout_s=timeout_s,
@@ -422,7 +443,7 @@ class Runtime:
 
     # --- tools ---------------------------------------------------------------------------------
 
-    def _tools(
+    def _opdecide_tools(
         self, tools: Iterable[Callable[..., Any] | ToolSpec] | None, toolset: str | None
     ) -> dict[str, tuple[ToolSpec, Option]]:
         chosen: list[Callable[..., Any] | ToolSpec] = []
@@ -455,7 +476,7 @@ class Runtime:
             offered[spec.name] = (spec, option)
         return offered
 
-    def _run_tool(
+    def _opdecide_run_tool(
         self,
         call: ToolCall,
         offered: dict[str, tuple[ToolSpec, Option]],
@@ -479,7 +500,7 @@ class Runtime:
             kind = type(args).__name__
             return f"Error: the arguments of {call.name!r} must be an object, got {kind}"
         try:
-            kwargs = function_kwargs(option, args, context, self, label="Tool")
+            kwargs = function_kwargs(option, args, context, self._opdecide_injected(), label="Tool")
         except ParseFailure as failure:
             return f"Error: {failure.message}"
         positional, kw = call_args(option, kwargs)
@@ -500,9 +521,9 @@ def tool_spec(tool: Callable[..., Any] | ToolSpec) -> tuple[ToolSpec, Option]:
         raise TypeError(f"A tool must be a function, got {type(tool).__name__}")
     name = _callable_name(tool)
     option = _function_option(name, tool, None)
-    parameters = {
-        "type": "object",
-        "properties": {f.name: f.json_schema() for f in option.fields},
-        "required": [f.name for f in option.fields if f.required],
-    }
+    parameters: dict[str, Any] = (
+        option.validator.json_schema()
+        if option.validator is not None
+        else {"type": "object", "properties": {}, "required": []}
+    )
     return ToolSpec(name, option.description, parameters, tool), option

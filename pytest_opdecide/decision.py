@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_opdecide._adapter import as_runtime, user_runtime
 from pytest_opdecide._binding import NO_RUNTIME_MESSAGE, current_parent, current_runtime
 from pytest_opdecide._decision import (
     DECISION_FINISH_INSTRUCTION,
@@ -27,9 +28,10 @@ from pytest_opdecide._decision import (
     make_procedure,
     parse_procedure,
     resolve_procedure,
+    split_action,
 )
 from pytest_opdecide._errors import DecisionError
-from pytest_opdecide._extract import extract_action
+from pytest_opdecide._extract import extract_action as extract_raw_action
 from pytest_opdecide._options import Menu, Option, normalize_options
 from pytest_opdecide._runtime import Runtime, drive, drive_async
 from pytest_opdecide._schema import FromContext, Param
@@ -41,6 +43,7 @@ __all__ = [
     "FromContext",
     "Param",
     "extract_action",
+    "extract_raw_action",
     "make",
     "make_async",
     "parse_args",
@@ -49,6 +52,38 @@ __all__ = [
     "resolve_decision",
     "resolve_decision_async",
 ]
+
+
+def extract_action(text: object) -> dict[str, Any] | None:
+    """The model's pick in a reply, normalised: ``{"call": name, "args": {...}}``.
+
+    The pick is the last JSON object in the reply that carries a call key (see
+    :func:`extract_raw_action`, which returns it as the reply wrote it). Whichever alias names
+    the option (``call``, ``action``, ``function``, ``tool``) and wherever the arguments are
+    (``args``, ``arguments`` as an object or as JSON text, OpenAI's
+    ``{"function": {"name": ..., "arguments": "..."}}``, or at the top level next to the call
+    key), the result has the same two keys. Missing or ``null`` arguments give ``{}``;
+    arguments that are no object are kept as sent (``parse_args`` then says so).
+
+    Returns:
+        ``{"call": name, "args": args}``, or ``None`` when the reply holds no pick. Never
+        raises.
+
+    Example:
+        >>> decision.extract_action('Done. {"action": "greet", "name": "ada"}')
+        {'call': 'greet', 'args': {'name': 'ada'}}
+        >>> decision.extract_action("no pick here") is None
+        True
+    """
+    action = extract_raw_action(text)
+    if action is None:
+        return None
+    name, args = split_action(action)
+    if args is None:
+        args = {}
+    elif isinstance(args, str):
+        args = str(args)  # arguments sent as text that is not JSON, as a plain string
+    return {"call": name, "args": args}
 
 
 def render_options(options: Any) -> str:
@@ -68,10 +103,17 @@ def _prepare(options: Any, context: Mapping[str, Any] | None, max_retries: int) 
     return menu
 
 
+def _driver(runtime: Any) -> Runtime | None:
+    """The runtime that makes the model calls: the given one, else the bound one (wrapped
+    when it is an object with ``exec``)."""
+    given = runtime if runtime is not None else current_runtime()
+    return None if given is None else as_runtime(given)
+
+
 def _make(
     prompt: Any,
     options: Any,
-    runtime: Runtime | None,
+    runtime: Any,
     context: Mapping[str, Any] | None,
     max_retries: int,
     api: str | None,
@@ -79,15 +121,16 @@ def _make(
     menu = _prepare(options, context, max_retries)
     if api is not None:
         check_sync_callables(menu, api)
-    chosen = runtime if runtime is not None else current_runtime()
-    if chosen is None:
+    given = runtime if runtime is not None else current_runtime()
+    if given is None:
         raise RuntimeError(NO_RUNTIME_MESSAGE)
+    chosen = as_runtime(given)
     procedure = make_procedure(
         prompt,
         menu,
         context=context,
         max_retries=max_retries,
-        runtime=chosen,
+        runtime=given if chosen is given else user_runtime(chosen),
         parent=current_parent(chosen.trace),
     )
     return procedure, chosen
@@ -97,7 +140,7 @@ def make(
     prompt: str,
     options: Any,
     *,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
 ) -> Any:
@@ -109,7 +152,9 @@ def make(
     Args:
         prompt: What the model decides about.
         options: Dict form ``{name: handler}`` or list form (see the docs).
-        runtime: The runtime to ask; defaults to the one bound by the enclosing Agent call.
+        runtime: The runtime to ask: a ``Runtime``, or any object with an ``exec`` method
+            (see :func:`~pytest_opdecide.as_runtime`); defaults to the one bound by the
+            enclosing Agent call.
         context: Values for parameters marked ``FromContext`` (never taken from the model).
         max_retries: Re-picks allowed after a reply that fails to parse or validate (0: none).
 
@@ -120,7 +165,8 @@ def make(
     Raises:
         DecisionError: No valid pick after every re-pick.
         RuntimeError: No runtime passed and none bound.
-        TypeError: Malformed options (raised before any model call).
+        TypeError: Malformed options, a parameter type pydantic cannot validate, or a
+            ``runtime`` that is no runtime (raised before any model call).
         ValueError: Empty options or a repeated name (raised before any model call).
     """
     procedure, chosen = _make(prompt, options, runtime, context, max_retries, "decision.make")
@@ -131,7 +177,7 @@ async def make_async(
     prompt: str,
     options: Any,
     *,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
 ) -> Any:
@@ -149,20 +195,20 @@ def _chosen(option: Option) -> Callable[..., Any] | str:
 def _parse(
     reply: Any,
     options: Any,
-    runtime: Runtime | None,
+    runtime: Any,
     context: Mapping[str, Any] | None,
     max_retries: int,
     resolve: bool,
 ) -> tuple[Procedure[Any], Runtime | None]:
     menu = _prepare(options, context, max_retries)
-    chosen = runtime if runtime is not None else current_runtime()
+    chosen = _driver(runtime)
     factory = resolve_procedure if resolve else parse_procedure
     procedure = factory(
         reply,
         menu,
         context=context,
         max_retries=max_retries,
-        runtime=chosen,
+        runtime=None if chosen is None else user_runtime(chosen),
         parent=None if chosen is None else current_parent(chosen.trace),
     )
     return procedure, chosen
@@ -171,12 +217,15 @@ def _parse(
 def parse_args(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
 ) -> tuple[Callable[..., Any] | str, dict[str, Any]]:
     """Parse and validate a reply against the options, re-picking on failure.
+
+    ``options`` may also be the normalised options a model call offered (``request.choices``);
+    ``runtime``, which makes the re-picks, a ``Runtime`` or any object with ``exec``.
 
     Returns:
         ``(chosen, kwargs)``: for a function option the original function and the keyword
@@ -195,7 +244,7 @@ def parse_args(
 async def parse_args_async(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
@@ -209,7 +258,7 @@ async def parse_args_async(
 def resolve_decision(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,
@@ -228,7 +277,7 @@ def resolve_decision(
 async def resolve_decision_async(
     reply: Any,
     options: Any,
-    runtime: Runtime | None = None,
+    runtime: Any = None,
     *,
     context: Mapping[str, Any] | None = None,
     max_retries: int = 1,

@@ -1,16 +1,16 @@
 """Options and their fields as the decision library reads them: for tools that generate picks.
 
-``decision.make`` accepts options in several forms (a dict of values, functions, schema
-options, a list...). :func:`normalize_options` reads any of them into a :class:`Menu` of
-:class:`Option` values, each with its fields (:class:`FieldSpec`), each field with its type (a
-:class:`TypeSpec`: :class:`ScalarSpec`, :class:`ChoiceSpec`, :class:`ListSpec`,
-:class:`DictSpec`, :class:`ObjectSpec`, :class:`ModelSpec`, :class:`UnionSpec`,
-:class:`NoneSpec` or :class:`UnknownSpec`). A generator of valid or invalid picks (the seeded
-fakes, the Hypothesis strategies, your own) walks these types; :func:`parse_reply` then checks a
-reply exactly as ``decision.make`` does, raising :class:`ParseFailure` with the message the
-model would read. ``META_KEYS`` are the keys that make a dict in schema notation the description
-of one field (``{"type": int, "description": ...}``) rather than an object of fields; a
-``Param`` (in ``typing.Annotated``) describes a function parameter.
+``decision.make`` accepts options in several forms (a dict of values, functions, schema options, a
+list...). :func:`normalize_options` reads any of them into a :class:`Menu` of :class:`Option`
+values, each with its fields (:class:`FieldSpec`), each field with its type (a :class:`TypeSpec`:
+:class:`ScalarSpec`, :class:`ChoiceSpec`, :class:`ListSpec`, :class:`SequenceSpec`,
+:class:`DictSpec`, :class:`ObjectSpec`, :class:`ModelSpec`, :class:`PydanticSpec`,
+:class:`UnionSpec`, :class:`NoneSpec` or :class:`UnknownSpec`). A generator of valid or invalid
+picks (the seeded fakes, the Hypothesis strategies, your own) walks these types;
+:func:`parse_reply` then checks a reply exactly as ``decision.make`` does, raising
+:class:`ParseFailure` with the message the model would read. ``META_KEYS`` are the keys that make a
+dict in schema notation the description of one field (``{"type": int, "description": ...}``) rather
+than an object of fields; a ``Param`` (in ``typing.Annotated``) describes a function parameter.
 
 Example:
     >>> from pytest_opdecide.options import ScalarSpec, normalize_options, parse_reply
@@ -45,7 +45,9 @@ from pytest_opdecide._schema import (
     ObjectSpec,
     Param,
     ParseFailure,
+    PydanticSpec,
     ScalarSpec,
+    SequenceSpec,
     TypeSpec,
     UnionSpec,
     UnknownSpec,
@@ -64,7 +66,9 @@ __all__ = [
     "Option",
     "Param",
     "ParseFailure",
+    "PydanticSpec",
     "ScalarSpec",
+    "SequenceSpec",
     "TypeSpec",
     "UnionSpec",
     "UnknownSpec",

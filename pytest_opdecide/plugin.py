@@ -19,7 +19,7 @@ from pytest_opdecide import _pytest_snapshots, hookspecs
 # for the whole process. A pytest run inside a test (pytester's in-process runs) drops the
 # modules it imported; a binding module imported again would be a second variable, unseen by
 # the Agent classes that the package has already handed out.
-from pytest_opdecide._binding import use_runtime
+from pytest_opdecide._binding import bind_runtime
 from pytest_opdecide._guard import guard
 from pytest_opdecide._pytest_state import call_passed, note_call
 from pytest_opdecide._settings import SETTINGS, SettingError, Settings, resolve
@@ -272,14 +272,14 @@ def runtime(request: pytest.FixtureRequest, opdecide_settings: Settings) -> Iter
             fake = ScriptedRuntime(*script, strict=opdecide_settings.strict)
         except TypeError as exc:
             pytest.fail(f"@pytest.mark.opdecide(script=...): {exc}", pytrace=False)
-        with use_runtime(fake):
+        with bind_runtime(fake):
             yield fake
         if opdecide_settings.strict and call_passed(request.node):
             fake.assert_complete()
         return
     from pytest_opdecide._real import real_runtime
 
-    with real_runtime(request, opdecide_settings, mode) as real, use_runtime(real):
+    with real_runtime(request, opdecide_settings, mode) as real, bind_runtime(real):
         yield real
 
 

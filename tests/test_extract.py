@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_opdecide import _extract
+from pytest_opdecide import _extract, decision
 from pytest_opdecide._extract import extract_action
 
 PICK = {"call": "greet", "args": {"name": "ada"}}
@@ -472,3 +472,58 @@ def _naive_last_pick(text: str, spans: list[tuple[int, int]]) -> dict[str, Any] 
     ]
     picks = [span for span in outermost if _carries_a_call_key(valid[span])]
     return valid[max(picks)] if picks else None
+
+
+# --- decision.extract_action: the pick normalised -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "normalised"),
+    [
+        ('{"call": "greet", "args": {"name": "ada"}}', {"call": "greet", "args": {"name": "ada"}}),
+        (
+            '{"action": "greet", "args": {"name": "ada"}}',
+            {"call": "greet", "args": {"name": "ada"}},
+        ),
+        ('{"function": "greet", "args": {"x": 1}}', {"call": "greet", "args": {"x": 1}}),
+        ('{"tool": "greet"}', {"call": "greet", "args": {}}),
+        ('{"call": "greet", "args": null}', {"call": "greet", "args": {}}),
+        ('Sure. {"call": "greet", "name": "ada"}', {"call": "greet", "args": {"name": "ada"}}),
+        (
+            '{"call": "greet", "arguments": {"name": "ada"}}',
+            {"call": "greet", "args": {"name": "ada"}},
+        ),
+        (
+            '{"call": "greet", "arguments": "{\\"name\\": \\"ada\\"}"}',
+            {"call": "greet", "args": {"name": "ada"}},
+        ),
+        (
+            '{"function": {"name": "greet", "arguments": "{\\"name\\": \\"ada\\"}"}}',
+            {"call": "greet", "args": {"name": "ada"}},
+        ),
+        ('{"function": {"name": "greet", "arguments": ""}}', {"call": "greet", "args": {}}),
+        ('{"call": "greet", "arguments": "{oops"}', {"call": "greet", "args": "{oops"}),
+        ('{"call": "greet", "args": [1, 2]}', {"call": "greet", "args": [1, 2]}),
+        ('{"call": 7}', {"call": 7, "args": {}}),
+    ],
+)
+def test_the_public_extract_action_normalises_every_form(reply: str, normalised: Any) -> None:
+    assert decision.extract_action(reply) == normalised
+    assert type(decision.extract_action(reply)["args"]) is type(normalised["args"])  # type: ignore[index]
+
+
+def test_the_raw_pick_is_offered_as_extract_raw_action() -> None:
+    reply = 'Sure. {"action": "greet", "name": "ada"}'
+    assert decision.extract_raw_action(reply) == {"action": "greet", "name": "ada"}
+    assert decision.extract_action("no pick here") is None
+    assert decision.extract_raw_action("no pick here") is None
+
+
+def test_what_parse_args_reads_is_what_extract_action_shows() -> None:
+    def greet(name: str) -> str:
+        return name
+
+    for reply in ('{"tool": "greet", "name": "ada"}', '{"call": "greet", "args": {"name": "ada"}}'):
+        action = decision.extract_action(reply)
+        assert action is not None
+        assert decision.parse_args(reply, {"greet": greet}) == (greet, action["args"])

@@ -94,10 +94,10 @@ def hidden(
 
 
 def unresolvable(thing: NoSuchType) -> object:  # type: ignore[name-defined]  # noqa: F821
-    """An annotation naming nothing: rendered by name, accepted as is."""
+    """An annotation naming nothing: refused when the menu is built."""
     return thing
 
 
 def partly(n: int, thing: NoSuchType) -> tuple[int, object]:  # type: ignore[name-defined]  # noqa: F821
-    """One annotation resolves, one names nothing: the first is still checked."""
+    """One annotation resolves, one names nothing: refused, naming the second."""
     return (n, thing)

@@ -140,8 +140,17 @@ class TestBinding:
         assert Desk.lookup.__doc__ == "Look a key up in the knowledge base."
 
     def test_runtime_must_be_a_runtime(self) -> None:
-        with pytest.raises(TypeError, match="runtime must be a Runtime, got str"):
-            Probe(runtime="gpt")  # type: ignore[arg-type]
+        with pytest.raises(TypeError) as info:
+            Probe(runtime="gpt")
+        assert str(info.value) == (
+            "Agent(runtime=...) got str 'gpt', which is not a runtime. A runtime makes the model "
+            "calls; there are two ways to get one: subclass pytest_opdecide.Runtime and implement "
+            "call_model(request), or pass any object with an exec(content=[...], **kwargs) method "
+            "that returns the reply text (async: an async exec, exec_async or async_exec), which "
+            "is wrapped with pytest_opdecide.as_runtime. A model name is not a runtime: build one "
+            "that calls the model, e.g. OpenAICompatibleRuntime(base_url, model='gpt') from "
+            "pytest_opdecide.runtimes."
+        )
 
     def test_configured_runtime_is_used_whatever_its_truthiness(self) -> None:
         class Sized(FixedRuntime):

@@ -5,7 +5,13 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any
 
+import pytest
+
 from pytest_opdecide import FromContext, Param, Runtime, decision
+
+
+class Widget:
+    """A class pydantic knows nothing about."""
 
 
 def greet(name: str) -> str:
@@ -107,15 +113,18 @@ class TestTypesInTheSignature:
             ' "items": [], "mapping": {}}}\n'
         )
 
-    def test_unknown_class_is_rendered_by_name_with_a_null_placeholder(self) -> None:
-        class Widget:
-            pass
-
+    def test_a_class_pydantic_cannot_validate_is_refused(self) -> None:
         def build(w: Widget) -> None:
             pass
 
-        assert decision.render_options({"build": build}) == (
-            'build(w: Widget)\n    w\n    Call: {"call": "build", "args": {"w": null}}\n'
+        with pytest.raises(TypeError) as info:
+            decision.render_options({"build": build})
+        assert str(info.value) == (
+            "Option 'build', parameter 'w': Widget cannot be checked (Unable to generate "
+            "pydantic-core schema for <class 'decision.test_menu.Widget'>). Annotate the "
+            "parameter with a type pydantic validates from JSON (str, int, date, Decimal, a "
+            "TypedDict, a pydantic model...), with Any to take any value unchecked, or fill it "
+            "from context=: Annotated[Widget, FromContext()]"
         )
 
 

@@ -307,8 +307,10 @@ class TestStructuredTypes:
             "Field 'user' is missing nested field 'name'",
         )
         error = error_of(f, user={"name": "ada", "age": "old"})
-        assert error.kind == "type_mismatch"
-        assert error.message.startswith("Field 'user.age' is invalid: ")
+        assert (error.kind, error.message) == (
+            "type_mismatch",
+            "Field 'user.age' must be int, got str ('old')",
+        )
         assert error_of(f, user="ada").kind == "type_mismatch"
 
     def test_pydantic_error_paths_use_the_reference_format(self) -> None:
@@ -339,7 +341,7 @@ class TestStructuredTypes:
         assert decision.render_options({"f": f}).startswith("f(n: int)\n")
         assert error_of(f, n="x").kind == "type_mismatch"
 
-    def test_uncheckable_type_is_rendered_by_name_and_accepted(self) -> None:
+    def test_a_set_is_rendered_by_name_and_validated_into_a_set(self) -> None:
         def f(tags: set[int], anything: Any) -> Any:
             return (tags, anything)
 
@@ -347,9 +349,12 @@ class TestStructuredTypes:
             "f(tags: set, anything: any)\n"
             "    tags\n"
             "    anything\n"
-            '    Call: {"call": "f", "args": {"tags": null, "anything": null}}\n'
+            '    Call: {"call": "f", "args": {"tags": [0], "anything": null}}\n'
         )
-        assert resolve(f, tags=[1, 1], anything={"a": [None]}) == ([1, 1], {"a": [None]})
+        assert resolve(f, tags=[1, 1], anything={"a": [None]}) == ({1}, {"a": [None]})
+        assert error_of(f, tags=["1"], anything=None).message == (
+            "Field 'tags[0]' must be int, got str ('1')"
+        )
 
     def test_unannotated_parameter_is_accepted_as_is(self) -> None:
         def f(x):  # type: ignore[no-untyped-def]
@@ -459,22 +464,20 @@ class TestStringAnnotations:
         )
         assert result == (1, rt, "A1", "billing")
 
-    def test_unresolvable_annotation_is_rendered_by_name_and_accepted(self) -> None:
-        assert decision.render_options({"f": future.unresolvable}) == (
-            "f(thing: NoSuchType)\n"
-            "    An annotation naming nothing: rendered by name, accepted as is.\n"
-            "    thing\n"
-            '    Call: {"call": "f", "args": {"thing": null}}\n'
+    def test_unresolvable_annotation_is_refused_when_the_menu_is_built(self) -> None:
+        with pytest.raises(TypeError) as info:
+            decision.render_options({"f": future.unresolvable})
+        assert str(info.value) == (
+            "Option 'f', parameter 'thing': NoSuchType cannot be checked (the annotation "
+            "'NoSuchType' names nothing that can be resolved here). Annotate the parameter with "
+            "a type pydantic validates from JSON (str, int, date, Decimal, a TypedDict, a "
+            "pydantic model...), with Any to take any value unchecked, or fill it from "
+            "context=: Annotated[NoSuchType, FromContext()]"
         )
-        assert resolve(future.unresolvable, thing={"a": 1}) == {"a": 1}
 
-    def test_one_unresolvable_annotation_does_not_disable_the_others(self) -> None:
-        assert decision.render_options({"f": future.partly}).startswith(
-            "f(n: int, thing: NoSuchType)\n"
-        )
-        assert error_of(future.partly, n="1", thing=None).message == (
-            "Field 'n' must be int, got str ('1')"
-        )
+    def test_one_unresolvable_annotation_is_named_among_resolved_ones(self) -> None:
+        with pytest.raises(TypeError, match=r"^Option 'f', parameter 'thing': NoSuchType "):
+            decision.render_options({"f": future.partly})
 
 
 def test_schema_json_round_trip_of_every_placeholder() -> None:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
 import enum
+import pathlib
+import uuid
 from typing import Annotated, Any, Literal, Optional, TypedDict
 
 import pydantic
+from pydantic import Field
 
 from pytest_opdecide import FromContext, Param, Runtime
 
@@ -83,3 +88,51 @@ TYPED_OPTIONS: dict[str, Any] = {
     "done": ("DONE", "Pick when finished."),
 }
 """Four options: a function with every annotation, a nested schema, meta-specs, a value."""
+
+
+class Cabin(enum.Enum):
+    ECONOMY = "economy"
+    BUSINESS = "business"
+
+
+@dataclasses.dataclass
+class Leg:
+    origin: str
+    when: datetime.date
+
+
+class Traveller(pydantic.BaseModel):
+    name: str
+    born: datetime.date
+
+
+def book(
+    day: datetime.date,
+    at: datetime.datetime,
+    boarding: datetime.time,
+    layover: datetime.timedelta,
+    fare: decimal.Decimal,
+    ref: uuid.UUID,
+    seats: set[str],
+    codes: frozenset[int],
+    pair: tuple[int, str],
+    many: tuple[datetime.date, ...],
+    where: pathlib.Path,
+    count: Annotated[int, Field(ge=1, le=9)],
+    cabin: Cabin,
+    leg: Leg,
+    traveller: Traveller,
+    either: int | datetime.date,
+    maybe: datetime.date | None = None,
+    legs: list[Leg] | None = None,
+) -> dict[str, Any]:
+    """Book a trip."""
+    return dict(locals())
+
+
+BOOKING_OPTIONS: dict[str, Any] = {
+    "book": book,
+    "hold": ("Hold the seats.", {"until": datetime.date, "fare": decimal.Decimal}),
+    "cancel": ("CANCELLED", "Cancel the trip."),
+}
+"""Options whose fields pydantic converts: dates, decimals, UUIDs, sets, tuples, constraints."""

@@ -27,8 +27,40 @@ RATING: dict[str, Any] = {
 }
 
 
-def test_rich_options_give_one_reply_per_kind() -> None:
-    assert [case.kind for case in invalid_replies(TYPED_OPTIONS)] == ALL_KINDS
+def test_rich_options_give_every_kind_and_a_wrong_type_per_field() -> None:
+    cases = invalid_replies(TYPED_OPTIONS)
+    assert list(dict.fromkeys(case.kind for case in cases)) == ALL_KINDS
+    wrong_types = [(c.option, c.field) for c in cases if c.kind == "type_mismatch"]
+    parameters = [
+        "title",
+        "count",
+        "ratio",
+        "urgent",
+        "tags",
+        "extra",
+        "kind",
+        "color",
+        "priority",
+        "assignee",
+        "ref",
+        "address",
+        "item",
+        "customer",
+        "items",
+        "counts",
+        "team",
+        "note",
+        "limit",
+    ]
+    assert wrong_types == [
+        *(("update_ticket", name) for name in parameters),
+        ("plan", "steps"),
+        ("plan", "rationale"),
+        ("classify", "label"),
+        ("classify", "score"),
+        ("classify", "evidence"),
+        ("classify", "meta"),
+    ]
 
 
 def test_options_without_fields_give_the_kinds_they_allow() -> None:
@@ -51,8 +83,15 @@ def test_the_replies_and_descriptions_of_a_small_menu() -> None:
     ]
 
 
-def test_str_is_the_kind_for_readable_test_ids() -> None:
-    assert [str(case) for case in invalid_replies(RATING)] == ALL_KINDS
+def test_str_is_the_kind_and_the_field_for_readable_test_ids() -> None:
+    assert [str(case) for case in invalid_replies(RATING)] == [
+        "no_action",
+        "unknown_call",
+        "bad_args",
+        "missing_required:rate.stars",
+        "type_mismatch:rate.stars",
+        "enum_violation:rate.stars",
+    ]
 
 
 @pytest.mark.parametrize("case", invalid_replies(TYPED_OPTIONS), ids=str)

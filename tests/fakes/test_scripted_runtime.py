@@ -95,8 +95,8 @@ class TestPickStep:
             "why": "fast",
         }
 
-    def test_a_pick_with_invalid_arguments_fails_like_a_model_reply_would(self) -> None:
-        runtime = ScriptedRuntime(pick("issue_refund", amount="thirty"))
+    def test_a_loose_pick_with_invalid_arguments_fails_like_a_model_reply_would(self) -> None:
+        runtime = ScriptedRuntime(pick("issue_refund", amount="thirty"), strict=False)
         with pytest.raises(DecisionError) as caught:
             decision.make("Decide.", {"issue_refund": issue_refund}, runtime=runtime, max_retries=0)
         assert caught.value.kind == "type_mismatch"

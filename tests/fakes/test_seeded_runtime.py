@@ -213,6 +213,6 @@ def test_an_option_it_cannot_fill_fails_clearly() -> None:
     message = str(caught.value)
     assert message.startswith(
         "Cannot generate valid arguments for option 'order' in 20 tries (last problem: "
-        "Field 'sku.code' is invalid: String should match pattern '^[A-Z]{3}-\\d{4}$'); "
+        "Field 'sku.code' is invalid: String should match pattern '^[A-Z]{3}-\\d{4}$' (got "
     )
     assert message.endswith("script its pick by hand")

@@ -169,7 +169,9 @@ def test_a_hook_must_return_a_runtime(project: pytest.Pytester) -> None:
     )
     result = project.runpytest("--opdecide-live")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*pytest_opdecide_runtime returned str, not a Runtime*"])
+    result.stdout.fnmatch_lines(
+        ["*pytest_opdecide_runtime returned str *, which is not a runtime*"]
+    )
 
 
 def test_without_hooks_live_tests_get_openai_compatible_components(

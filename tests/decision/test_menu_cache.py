@@ -1,0 +1,196 @@
+"""Menus are cached by what they are made of, never by the identity of the dict.
+
+The seed writes a menu as a dict literal inside a method: a new dict on every call, holding the
+same functions, strings and tuples. Such a menu is found again; a changed one is never served
+stale, whatever changed.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Literal
+
+import pytest
+
+from pytest_opdecide import decision
+from pytest_opdecide._options import normalize_options
+
+
+def lookup_order(order_id: str) -> str:
+    """Look up an order by id."""
+    return order_id
+
+
+def route_options(description: str = "Nothing left to do.") -> dict[str, Any]:
+    return {
+        "lookup_order": lookup_order,
+        "plan": (
+            "Return a plan.",
+            {"steps": [{"action": str, "priority": {"type": str, "options": ["low", "high"]}}]},
+        ),
+        "close": ("CLOSED", description),
+        "wait": "WAITING",
+    }
+
+
+class Router:
+    def options(self) -> dict[str, Any]:
+        return {"lookup": self.lookup, "close": ("CLOSED", "Done."), "wait": "WAITING"}
+
+    def lookup(self, order_id: str) -> str:
+        """Look an order up."""
+        return f"{id(self)}:{order_id}"
+
+
+def test_a_menu_built_afresh_on_every_call_is_found_again() -> None:
+    first = normalize_options(route_options())
+    assert normalize_options(route_options()) is first
+    assert normalize_options(route_options()) is first
+
+
+def test_bound_methods_made_on_every_call_find_their_menu_and_their_instance() -> None:
+    router = Router()
+    first = normalize_options(router.options())
+    assert normalize_options(router.options()) is first
+    other = Router()
+    menu = normalize_options(other.options())
+    assert menu is not first
+    assert decision.resolve_decision('{"call": "lookup", "args": {"order_id": "A"}}', menu) == (
+        f"{id(other)}:A"
+    )
+
+
+def test_a_changed_description_is_never_served_stale() -> None:
+    before = decision.render_options(route_options("Nothing left to do."))
+    after = decision.render_options(route_options("The customer is happy."))
+    assert "    Nothing left to do.\n" in before
+    assert "    The customer is happy.\n" in after
+
+
+def test_a_changed_default_is_never_served_stale() -> None:
+    def options(default: int | None) -> dict[str, Any]:
+        if default is None:
+
+            def seats(n: int) -> int:
+                return n
+
+        else:
+
+            def seats(n: int = default) -> int:  # type: ignore[misc]
+                return n
+
+        return {"seats": seats, "wait": "WAITING"}
+
+    assert decision.resolve_decision('{"call": "seats"}', options(2)) == 2
+    assert decision.resolve_decision('{"call": "seats"}', options(3)) == 3
+    with pytest.raises(decision.DecisionError, match="missing required arguments: \\['n'\\]"):
+        decision.resolve_decision('{"call": "seats"}', options(None), max_retries=0)
+
+
+def test_a_default_set_with_a_partial_is_never_served_stale() -> None:
+    def seats(n: int, cabin: str) -> str:
+        return f"{n} {cabin}"
+
+    for cabin in ("economy", "business"):
+        options = {"seats": functools.partial(seats, cabin=cabin), "wait": "WAITING"}
+        assert decision.resolve_decision('{"call": "seats", "args": {"n": 2}}', options) == (
+            f"2 {cabin}"
+        )
+    required = {"seats": seats, "wait": "WAITING"}
+    with pytest.raises(decision.DecisionError, match=r"arguments: \['cabin'\]"):
+        decision.resolve_decision('{"call": "seats", "args": {"n": 2}}', required, max_retries=0)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ({"n": str}, {"n": int}),
+        ({"n": str}, {"n": str, "m": str}),
+        ({"n": {"type": str, "options": ["a", "b"]}}, {"n": {"type": str, "options": ["a"]}}),
+        ({"n": {"type": int, "options": [1, 2]}}, {"n": {"type": int, "options": [1.0, 2]}}),
+        ({"n": {"type": int, "options": [1, 2]}}, {"n": {"type": int, "options": [True, 2]}}),
+        ({"a": str, "b": int}, {"b": int, "a": str}),
+        ({"o": {"a": str, "b": int}}, {"o": {"b": int, "a": str}}),
+        ({"o": [{"a": str}]}, {"o": [{"a": int}]}),
+    ],
+)
+def test_a_changed_spec_is_never_served_stale(before: Any, after: Any) -> None:
+    old = decision.render_options({"o": ("D.", before)})
+    new = decision.render_options({"o": ("D.", after)})
+    assert new == decision.render_options({"o": ("D.", dict(after))})
+    assert old != new
+    assert decision.render_options({"o": ("D.", before)}) == old
+
+
+def test_a_dict_changed_in_place_is_never_served_stale() -> None:
+    options = route_options()
+    first = normalize_options(options)
+    options["close"] = ("CLOSED", "Changed in place.")
+    assert normalize_options(options) is not first
+    assert "    Changed in place.\n" in normalize_options(options).text
+    options["plan"][1]["steps"][0]["action"] = int
+    assert normalize_options(options).by_name["plan"].fields[0].type.item.fields[0].type.label == (  # type: ignore[attr-defined]
+        "int"
+    )
+
+
+def test_values_set_per_call_are_each_call_s_own() -> None:
+    for answer in ("forty-two", "forty-three", ["a", "list"], {"a": "dict"}, 1, True, 1.0):
+        options = {"answer": answer, "wait": ("WAITING", "Not yet.")}
+        result = decision.resolve_decision('{"call": "answer"}', options)
+        assert result is answer
+    assert normalize_options({"answer": 1, "wait": "W"}).text == (
+        normalize_options({"answer": True, "wait": "W"}).text
+    )
+
+
+def test_an_equal_value_is_still_the_caller_s_object() -> None:
+    first = {"status": "closed"}
+    second = {"status": "closed"}
+    assert decision.resolve_decision('{"call": "close"}', {"close": first}) is first
+    assert decision.resolve_decision('{"call": "close"}', {"close": second}) is second
+
+
+def test_a_value_that_becomes_a_function_is_a_function_option() -> None:
+    def done() -> str:
+        return "ran"
+
+    assert decision.resolve_decision('{"call": "done"}', {"done": "DONE"}) == "DONE"
+    assert decision.resolve_decision('{"call": "done"}', {"done": done}) == "ran"
+    assert decision.resolve_decision('{"call": "done"}', {"done": (done, "Run it.")}) == "ran"
+    assert decision.resolve_decision('{"call": "done"}', {"done": ("DONE", "Stop.")}) == "DONE"
+
+
+def test_the_list_form_is_cached_and_checked_alike() -> None:
+    def options(note: str) -> list[Any]:
+        return [lookup_order, ("wait", note), ("plan", "Plan.", {"steps": [str]})]
+
+    first = normalize_options(options("Wait."))
+    assert normalize_options(options("Wait.")) is first
+    assert "    Later.\n" in normalize_options(options("Later.")).text
+
+
+def test_option_order_is_part_of_the_menu() -> None:
+    a = decision.render_options({"a": "A", "b": "B"})
+    b = decision.render_options({"b": "B", "a": "A"})
+    assert a.startswith("a()")
+    assert b.startswith("b()")
+
+
+def test_values_that_refuse_comparison_are_never_a_problem() -> None:
+    class Hostile:
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("no comparison")
+
+        __hash__ = object.__hash__
+
+    first, second = Hostile(), Hostile()
+    assert decision.resolve_decision('{"call": "x"}', {"x": first, "y": "Y"}) is first
+    assert decision.resolve_decision('{"call": "x"}', {"x": second, "y": "Y"}) is second
+
+
+def test_a_literal_in_a_schema_changed_is_never_served_stale() -> None:
+    a = decision.render_options({"o": ("D.", {"m": Literal["a", "b"]})})
+    b = decision.render_options({"o": ("D.", {"m": Literal["a", "c"]})})
+    assert '(options: "a", "b")' in a
+    assert '(options: "a", "c")' in b
