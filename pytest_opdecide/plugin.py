@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 MARKER = "opdecide"
 LIVE_MARKER = "opdecide_live"
 LIVE_ENV = "OPDECIDE_LIVE_URL"
-DATA_KEYS = frozenset({"script", "answers", "cassette"})
+DATA_KEYS = frozenset({"script", "answers", "cassette", "expected"})
 """Marker keywords that carry test data rather than settings."""
 
 _cli_key = pytest.StashKey[dict[str, Any]]()
@@ -106,6 +106,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # opdecide_config fixture may turn it back on for one test (the one precedence).
     guard.install()
     config.stash[_guard_installed] = True
+    from pytest_opdecide._live_runs import LiveRuns
+
+    config.pluginmanager.register(LiveRuns(config), "opdecide-live-runs")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -326,6 +329,15 @@ def decision_provider(request: pytest.FixtureRequest, opdecide_settings: Setting
     from pytest_opdecide._real import real_decision_provider
 
     yield real_decision_provider(request, opdecide_settings, mode)
+
+
+@pytest.fixture
+def opdecide_run(request: pytest.FixtureRequest) -> Any:
+    """This run of a live test repeated with ``--opdecide-runs``: ``.index`` (from 0) and
+    ``.count`` (``0`` of ``1`` when the test is not repeated)."""
+    from pytest_opdecide._live_runs import LiveRun
+
+    return getattr(request, "param", LiveRun(0, 1))
 
 
 @pytest.fixture
