@@ -83,9 +83,9 @@ def pytest_configure(config: pytest.Config) -> None:
     marker_settings = ", ".join(s.name for s in SETTINGS if s.marker)
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(script=[...], answers={{...}}, cassette=False, **settings): script the "
-        "`runtime` / `decision_provider` fixtures, run against a cassette, or override settings "
-        f"({marker_settings})",
+        f"{MARKER}(script=[...], answers={{...}}, cassette=False, expected={{...}}, **settings): "
+        "script the `runtime` / `decision_provider` fixtures, run against a cassette, give the "
+        f"expected answers of live question decisions, or override settings ({marker_settings})",
     )
     config.addinivalue_line(
         "markers",
