@@ -178,6 +178,8 @@ def _pass_rate_chart(tests: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _picks_chart(decision: Mapping[str, Any]) -> str:
+    from matplotlib.ticker import MaxNLocator
+
     names = list(decision["picks"])
     counts = [decision["picks"][name] for name in names]
     figure = _figure(6.0, 0.35 * len(names) + 1.0)
@@ -189,6 +191,7 @@ def _picks_chart(decision: Mapping[str, Any]) -> str:
     axes.barh(range(len(names)), counts, color=colours)
     axes.set_yticks(range(len(names)), names)
     axes.invert_yaxis()
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel(f"runs (of {decision['calls']})")
     axes.set_title(decision["key"], fontsize=10, loc="left")
     return _svg(figure)

@@ -121,10 +121,13 @@ def _without_run(text: str, run: LiveRun) -> str:
     return f"{head}[{'-'.join(kept)}]" if kept else head
 
 
+_NOTHING = object()
+
+
 class _ObservedProvider:
     """Wraps a provider's ``decide`` for the length of one run, to see what it answered."""
 
-    def __init__(self, provider: Any, observed: _Observed) -> None:
+    def __init__(self, provider: Any) -> None:
         self.provider = provider
         self.calls: list[tuple[dict[str, str], Any, BaseException | None]] = []
         original = provider.decide
@@ -139,6 +142,8 @@ class _ObservedProvider:
             self.calls.append((types, getattr(result, "answers", None), None))
             return result
 
+        own = getattr(provider, "__dict__", {})
+        self.previous = own.get("decide", _NOTHING)  # a decide the instance itself holds
         self.installed = True
         try:
             provider.decide = decide
@@ -146,8 +151,12 @@ class _ObservedProvider:
             self.installed = False
 
     def remove(self) -> None:
-        if self.installed:
+        if not self.installed:
+            return
+        if self.previous is _NOTHING:
             del self.provider.decide
+        else:
+            self.provider.decide = self.previous
 
 
 def _question_types(request: Any) -> dict[str, str]:
@@ -246,7 +255,7 @@ class LiveRuns:
         trace = getattr(runtime, "trace", None)
         start = len(trace) if trace is not None else 0
         provider = funcargs.get("decision_provider")
-        watched = _ObservedProvider(provider, observed) if provider is not None else None
+        watched = _ObservedProvider(provider) if provider is not None else None
         from pytest_opdecide._pass_rates import decision_observations, question_observations
 
         try:

@@ -279,7 +279,7 @@ def test_decision_errors_are_counted(project: pytest.Pytester) -> None:
     project.makepyfile(
         """
         import pytest
-        from pytest_opdecide import decision
+        from pytest_opdecide import DecisionError, decision
 
 
         @pytest.mark.opdecide(cassette=True, runs=4, min_pass_rate=0)
@@ -416,3 +416,42 @@ def test_a_report_of_single_runs(suite: pytest.Pytester) -> None:
     (route,) = report["tests"]
     assert route["planned"] == 1
     assert route["decisions"][0]["calls"] == 1
+
+
+def test_a_provider_shared_between_runs_is_watched_once_per_run(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+        from fake_runtimes import FakeDecisionProvider
+
+        SHARED = FakeDecisionProvider(seed=1)
+
+
+        def pytest_opdecide_decision_provider(request, settings):
+            return SHARED
+        """
+    )
+    project.makepyfile(
+        """
+        import pytest
+        from conftest import SHARED
+
+        QUESTION = {
+            "model": "m",
+            "context": "",
+            "questions": {"ok": {"type": "boolean", "instructions": "OK?"}},
+        }
+
+
+        @pytest.mark.opdecide(cassette=True, runs=3)
+        def test_ask(decision_provider):
+            assert decision_provider is SHARED
+            decision_provider.decide_sync(QUESTION)
+
+
+        def test_after():
+            assert "decide" not in vars(SHARED)
+        """
+    )
+    result = project.runpytest("--opdecide-live")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["  decide 1: ok (boolean, 3 of 3 runs): P(true) mean *"])
