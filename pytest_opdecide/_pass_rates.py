@@ -485,7 +485,10 @@ def _question_line(question: Mapping[str, Any], runs: int) -> str:
     head = f"{question['key']} ({question['type']}, {question['calls']} of {runs} runs):"
     parts = []
     if question["answers"]:
-        parts.append(_picks(question["answers"]))
+        answers = question["answers"]
+        if question["type"] == "score":
+            answers = {f"level {level}": count for level, count in answers.items()}
+        parts.append(_picks(answers))
     probability = question["probability"]
     if probability is not None:
         what = "P(true)" if question["type"] == "boolean" else "p(answer)"
