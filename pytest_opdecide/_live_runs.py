@@ -15,6 +15,7 @@ The counting, the intervals and the report are plain library code (:mod:`._pass_
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
@@ -104,6 +105,13 @@ def _resolved(node: Any, config: pytest.Config) -> tuple[dict[str, Any], Setting
         return None  # the test fails at setup with the message (see the plugin)
 
 
+def _run_of(item: pytest.Item) -> LiveRun | None:
+    """The run an item is, when ``--opdecide-runs`` repeated its test."""
+    callspec = getattr(item, "callspec", None)
+    run = callspec.params.get(RUN_FIXTURE) if callspec is not None else None
+    return run if isinstance(run, LiveRun) else None
+
+
 def _message(report: pytest.TestReport) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
@@ -182,6 +190,14 @@ class LiveRuns:
         self.groups: dict[str, list[RunRecord]] = {}
         self.written: list[Path] = []
 
+    @functools.cached_property
+    def _runs_requested(self) -> int:
+        """``runs`` from the command line or the ini file (markers may still ask for more)."""
+        try:
+            return self._settings().runs
+        except SettingError:
+            return 1
+
     @property
     def _worker(self) -> bool:
         return getattr(self.config, "workerinput", None) is not None
@@ -192,6 +208,11 @@ class LiveRuns:
     # --- collection ---------------------------------------------------------------------------
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        # Most runs repeat nothing: decide that without resolving every test's settings.
+        if self._runs_requested < 2 and not any(
+            "runs" in mark.kwargs for mark in metafunc.definition.iter_markers(plugin.MARKER)
+        ):
+            return
         resolved = _resolved(metafunc.definition, metafunc.config)
         if resolved is None:
             return
@@ -207,16 +228,17 @@ class LiveRuns:
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         report_wanted = self._report_path() is not None
+        if self._runs_requested < 2 and not report_wanted:
+            items = [item for item in items if _run_of(item) is not None]
         for item in items:
-            callspec = getattr(item, "callspec", None)
-            run = callspec.params.get(RUN_FIXTURE) if callspec is not None else None
-            if not isinstance(run, LiveRun) and not report_wanted:
+            run = _run_of(item)
+            if run is None and not report_wanted:
                 continue
             resolved = _resolved(item, item.config)
             if resolved is None:
                 continue
             marker, settings = resolved
-            if not isinstance(run, LiveRun):
+            if run is None:
                 if not _is_live(item, item.config, marker, settings):
                     continue
                 run = LiveRun(0, 1)
