@@ -58,6 +58,25 @@ def _int(value: Any) -> int:
     raise ValueError(f"expected a whole number, got {value!r}")
 
 
+def _runs(value: Any) -> int:
+    runs = _int(value)
+    if runs < 1:
+        raise ValueError(f"expected a whole number of runs, 1 or more, got {value!r}")
+    return runs
+
+
+def _rate(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"expected a pass rate between 0 and 1, got {value!r}")
+    try:
+        rate = float(value)
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:  # also refuses nan
+        raise ValueError(f"expected a pass rate between 0 and 1, got {value!r}")
+    return rate
+
+
 def _names(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(part.strip() for part in value.replace("\n", ",").split(",") if part.strip())
@@ -182,6 +201,28 @@ SETTINGS: tuple[Setting, ...] = (
         "directory, next to each test module, holding its menu snapshots",
         marker=False,
     ),
+    Setting(
+        "runs",
+        _runs,
+        1,
+        "run each live test this many times, each with a fresh runtime and provider",
+        fixture=False,
+    ),
+    Setting(
+        "min_pass_rate",
+        _rate,
+        1.0,
+        "share of its live runs a repeated test must pass (default: all of them)",
+        fixture=False,
+    ),
+    Setting(
+        "report",
+        _optional_text,
+        None,
+        "write the live runs' report to REPORT.json and REPORT.html",
+        marker=False,
+        fixture=False,
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -204,6 +245,9 @@ class Settings:
     scrub_fields: tuple[str, ...]
     update_snapshots: bool
     snapshot_dir: str
+    runs: int
+    min_pass_rate: float
+    report: str | None
 
 
 class SettingError(ValueError):

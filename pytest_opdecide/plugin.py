@@ -21,21 +21,23 @@ from pytest_opdecide import _pytest_snapshots, hookspecs
 # the Agent classes that the package has already handed out.
 from pytest_opdecide._binding import bind_runtime
 from pytest_opdecide._guard import guard
+from pytest_opdecide._live_runs import LiveRun, LiveRuns
+from pytest_opdecide._pytest_markers import (
+    LIVE_ENV,
+    LIVE_MARKER,
+    MARKER,
+    command_line,
+    marker_kwargs,
+    remember_sources,
+    settings_for,
+)
 from pytest_opdecide._pytest_state import call_passed, note_call
-from pytest_opdecide._settings import SETTINGS, SettingError, Settings, resolve
+from pytest_opdecide._settings import SETTINGS, SettingError, Settings
 from pytest_opdecide._snapshots import MenuSnapshot
 
 if TYPE_CHECKING:
     from pytest_opdecide._runtime import Runtime
 
-MARKER = "opdecide"
-LIVE_MARKER = "opdecide_live"
-LIVE_ENV = "OPDECIDE_LIVE_URL"
-DATA_KEYS = frozenset({"script", "answers", "cassette"})
-"""Marker keywords that carry test data rather than settings."""
-
-_cli_key = pytest.StashKey[dict[str, Any]]()
-_ini_key = pytest.StashKey[dict[str, Any]]()
 _marker_error = pytest.StashKey[str]()
 _guard_installed = pytest.StashKey[bool]()
 
@@ -82,9 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
     marker_settings = ", ".join(s.name for s in SETTINGS if s.marker)
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(script=[...], answers={{...}}, cassette=False, **settings): script the "
-        "`runtime` / `decision_provider` fixtures, run against a cassette, or override settings "
-        f"({marker_settings})",
+        f"{MARKER}(script=[...], answers={{...}}, cassette=False, expected={{...}}, **settings): "
+        "script the `runtime` / `decision_provider` fixtures, run against a cassette, give the "
+        f"expected answers of live question decisions, or override settings ({marker_settings})",
     )
     config.addinivalue_line(
         "markers",
@@ -92,9 +94,8 @@ def pytest_configure(config: pytest.Config) -> None:
         f"the {LIVE_ENV} environment variable set",
     )
     cli = {s.name: config.getoption(s.dest) for s in SETTINGS if s.cli}
-    config.stash[_cli_key] = {k: v for k, v in cli.items() if v is not None}
     ini = {s.name: config.getini(s.ini_name) for s in SETTINGS if s.ini}
-    config.stash[_ini_key] = {k: v for k, v in ini.items() if v not in (None, "")}
+    remember_sources(config, cli, ini)
     _pytest_snapshots.start(config)
     try:
         settings_for(config, {}, {})
@@ -104,6 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # opdecide_config fixture may turn it back on for one test (the one precedence).
     guard.install()
     config.stash[_guard_installed] = True
+    config.pluginmanager.register(LiveRuns(config), "opdecide-live-runs")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -112,35 +114,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 # --- per-test state ----------------------------------------------------------------------------
-
-
-def marker_kwargs(node: pytest.Item | pytest.Function) -> dict[str, Any]:
-    """The keywords of every ``opdecide`` marker on the test, the closest one winning."""
-    merged: dict[str, Any] = {}
-    for mark in reversed(list(node.iter_markers(MARKER))):
-        if mark.args:
-            raise pytest.UsageError(
-                f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, got {mark.args!r}"
-            )
-        merged.update(mark.kwargs)
-    known = DATA_KEYS | {s.name for s in SETTINGS if s.marker}
-    unknown = set(merged) - known
-    if unknown:
-        raise pytest.UsageError(
-            f"{node.nodeid}: @pytest.mark.{MARKER} got unknown keywords {sorted(unknown)}; "
-            f"known: {sorted(known)}"
-        )
-    return merged
-
-
-def settings_for(
-    config: pytest.Config, marker: dict[str, Any], fixture: dict[str, Any]
-) -> Settings:
-    """Resolve a test's settings from every source (the one precedence)."""
-    settings_marker = {k: v for k, v in marker.items() if k not in DATA_KEYS}
-    cli: dict[str, Any] = config.stash[_cli_key]
-    ini: dict[str, Any] = config.stash[_ini_key]
-    return resolve(cli=cli, marker=settings_marker, fixture=fixture, ini=ini)
 
 
 def mode_of(marker: dict[str, Any], settings: Settings) -> str:
@@ -318,6 +291,14 @@ def decision_provider(request: pytest.FixtureRequest, opdecide_settings: Setting
 
 
 @pytest.fixture
+def opdecide_run(request: pytest.FixtureRequest) -> Any:
+    """This run of a live test repeated with ``--opdecide-runs``: ``.index`` (from 0) and
+    ``.count`` (``0`` of ``1`` when the test is not repeated)."""
+
+    return getattr(request, "param", LiveRun(0, 1))
+
+
+@pytest.fixture
 def menu_snapshot(
     request: pytest.FixtureRequest, opdecide_settings: Settings
 ) -> Generator[MenuSnapshot, None, None]:
@@ -354,5 +335,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter,
         config,
         default_dir=settings_for(config, {}, {}).snapshot_dir,
-        update=bool(config.stash[_cli_key].get("update_snapshots")),
+        update=bool(command_line(config).get("update_snapshots")),
     )

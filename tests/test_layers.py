@@ -121,6 +121,9 @@ LATE_IMPORTS = {
     "command: the conformance suite (hypothesis) loads for `opdecide check` only",
     ("pytest_opdecide._snapshots", "pytest_opdecide.decision"): "start-up: the plugin loads "
     "this module; the decision library loads when a menu is first rendered",
+    ("pytest_opdecide._live_runs", "pytest_opdecide._pass_rates"): "start-up: the plugin "
+    "registers the live runs in every session; the counting (and the decision library it "
+    "re-reads picks with) loads with the first repeated live test",
 }
 """Imports inside functions, each with why it is late (none hides a cycle: the contract above
 sees them, and each goes down the layers)."""

@@ -1,9 +1,11 @@
 """Question decisions over any OpenAI-compatible chat-completions server, by token probabilities.
 
 Each question is sent as its own request, all at once: the question is rendered with labelled
-outcomes (see :mod:`._prompt`) and the server is asked for a single token with
-``max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: 20``. The distribution over the
-labels is read from the first token's log-probabilities (see :mod:`._distribution`):
+outcomes after a few worked examples of its type (see :mod:`._prompt`), and the server is asked
+for a single token with ``max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: 20``,
+and a ``logit_bias`` on the label tokens when their ids are known (see :mod:`._label_tokens`).
+The distribution over the labels is read from the first token's log-probabilities (see
+:mod:`._distribution`):
 
 * choice: ``choice`` is the most probable option, ``probabilities`` the whole distribution;
 * score: ``score = sum(i * p_i)`` over the level indices;
@@ -45,6 +47,12 @@ from pytest_opdecide.questions._distribution import (
 )
 from pytest_opdecide.questions._errors import InvalidRequestError, ProviderError, ProviderErrorCode
 from pytest_opdecide.questions._http import open_client
+from pytest_opdecide.questions._label_tokens import (
+    LabelTokenCache,
+    LabelTokens,
+    TokenizerOption,
+    check_tokenizer,
+)
 from pytest_opdecide.questions._models import (
     DecisionAnswer,
     DecisionQuestion,
@@ -56,6 +64,7 @@ from pytest_opdecide.questions._models import (
 )
 from pytest_opdecide.questions._prompt import (
     CHOICE_LABELS,
+    MAX_EXAMPLES,
     SCORE_LABELS,
     SYSTEM_PROMPT,
     QuestionPrompt,
@@ -161,10 +170,19 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
             reported in the metadata).
         verbalized_tolerance: How far from 1 a verbalized distribution may sum; it is then
             divided by its sum, and ``stated_sum`` is recorded in the metadata.
+        examples: How many worked examples of the question's type (0 to 3) are sent before
+            it, as earlier turns answered with a bare label: they make the model's first token
+            a label.
+        tokenizer: How to learn the label tokens' ids for ``logit_bias``: ``None`` (the
+            default) learns none and sends no bias; ``"auto"`` asks the server's tokenize
+            endpoint (llama.cpp, llama-cpp-python, vLLM; never OpenAI's API), once per label
+            spelling and model; a function from text to token ids (e.g. tiktoken's
+            ``encoding.encode``) is asked instead.
         label_token_ids: Label text (``"A"``, ``"0"``, ``"yes"``...) -> token ids of its
-            spellings, for ``logit_bias``. Biasing every label equally leaves the renormalised
-            distribution unchanged while keeping the sampled token on a label.
-        label_bias: The bias added to those token ids.
+            spellings, for ``logit_bias``; given, no tokenizer is asked. Biasing every label
+            equally leaves the renormalised distribution unchanged while keeping the sampled
+            token on a label.
+        label_bias: The bias added to those token ids (``0`` sends none).
         pricing: Prices used to fill ``usage.cost``.
         max_concurrency: The most requests in flight at once, or ``None`` for no limit.
         name: The provider's name.
@@ -188,6 +206,8 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
         samples: int = 10,
         min_label_mass: float = 0.0,
         verbalized_tolerance: float = 0.02,
+        examples: int = MAX_EXAMPLES,
+        tokenizer: TokenizerOption = None,
         label_token_ids: Mapping[str, Sequence[int]] | None = None,
         label_bias: float = 5.0,
         pricing: ProviderUsagePricing | None = None,
@@ -208,6 +228,10 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
             raise ValueError("timeout must be a positive number of milliseconds")
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
+        if isinstance(examples, bool) or not isinstance(examples, int):
+            raise TypeError(f"examples must be a whole number, got {examples!r}")
+        if not 0 <= examples <= MAX_EXAMPLES:
+            raise ValueError(f"examples must be between 0 and {MAX_EXAMPLES}, got {examples}")
         self.name = name
         self.api_key = api_key or None
         self.base_url = base_url.rstrip("/")
@@ -221,11 +245,14 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
         self.samples = samples
         self.min_label_mass = min_label_mass
         self.verbalized_tolerance = verbalized_tolerance
+        self.examples = examples
+        self.tokenizer = check_tokenizer(tokenizer)
         self.label_token_ids = {k: list(v) for k, v in (label_token_ids or {}).items()}
         self.label_bias = label_bias
         self.pricing = pricing
         self.max_concurrency = max_concurrency
         self._refused_models: set[str] = set()
+        self._label_tokens = LabelTokenCache(self.base_url)
 
     def __repr__(self) -> str:
         return (
@@ -251,9 +278,17 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
         limit = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None
         async with open_client(self.transport, timeout_seconds=self.timeout / 1000) as client:
             call = _Call(self, client, model, limit)
+            # Learnt before the questions fan out, so that they do not all ask at once.
+            tokens = await self._label_tokens.learn(
+                call.post_json,
+                model,
+                [label for prompt in prompts.values() for label in prompt.labels],
+                tokenizer=self.tokenizer,
+                label_token_ids=self.label_token_ids,
+            )
             outcomes = await all_or_nothing(
                 [
-                    call.answer(question_id, question, prompts[question_id])
+                    call.answer(question_id, question, prompts[question_id], tokens)
                     for question_id, question in request.questions.items()
                 ]
             )
@@ -399,8 +434,11 @@ class _Call:
         self.timeout = httpx.Timeout(provider.timeout / 1000)
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
+        return await self.post_json(self.provider._url("/chat/completions"), body)
+
+    async def post_json(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        """POST ``body`` to ``url`` with the provider's headers, timeout and concurrency limit."""
         content = json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
-        url = self.provider._url("/chat/completions")
         try:
             if self.limit is None:
                 return await self.client.post(
@@ -448,8 +486,21 @@ class _Call:
         if isinstance(model, str) and model and model not in models:
             models.append(model)
 
-    def _messages(self, text: str) -> list[dict[str, str]]:
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+    def _messages(
+        self, text: str, examples: Sequence[tuple[str, str]] = ()
+    ) -> list[dict[str, str]]:
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+        for example, reply in examples:
+            messages += [
+                {"role": "user", "content": example},
+                {"role": "assistant", "content": reply},
+            ]
+        messages.append({"role": "user", "content": text})
+        return messages
+
+    def _label_messages(self, prompt: QuestionPrompt) -> list[dict[str, str]]:
+        """The conversation asking for a single label: worked examples, then the question."""
+        return self._messages(prompt.label_prompt(), prompt.example_turns(self.provider.examples))
 
     def _first_choice(self, question_id: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
         choices = payload.get("choices")
@@ -471,7 +522,11 @@ class _Call:
         return content
 
     async def answer(
-        self, question_id: str, question: DecisionQuestion, prompt: QuestionPrompt
+        self,
+        question_id: str,
+        question: DecisionQuestion,
+        prompt: QuestionPrompt,
+        tokens: LabelTokens,
     ) -> _Outcome:
         provider = self.provider
         labels_metadata: dict[str, JsonValue] = dict(
@@ -488,7 +543,7 @@ class _Call:
         else:
             try:
                 return await self._by_logprobs(
-                    question_id, question, prompt, labels_metadata, usages, models
+                    question_id, question, prompt, tokens, labels_metadata, usages, models
                 )
             except _LogprobsUnavailable as error:
                 refusal = error
@@ -505,14 +560,30 @@ class _Call:
                 question_id, question, prompt, labels_metadata, usages, models, refusal.reason
             )
         return await self._by_sampling(
-            question_id, question, prompt, labels_metadata, usages, models, refusal.reason
+            question_id, question, prompt, tokens, labels_metadata, usages, models, refusal.reason
         )
+
+    def _bias(self, prompt: QuestionPrompt, tokens: LabelTokens) -> dict[str, float]:
+        if not self.provider.label_bias:
+            return {}
+        return tokens.bias(prompt.labels, self.provider.label_bias)
+
+    def _prompt_metadata(
+        self, prompt: QuestionPrompt, tokens: LabelTokens, bias: Mapping[str, float]
+    ) -> dict[str, JsonValue]:
+        """What the request did to make the first token a label."""
+        return {
+            "examples": len(prompt.example_turns(self.provider.examples)),
+            "label_tokens": tokens.metadata(prompt.labels),
+            "logit_bias": self.provider.label_bias if bias else None,
+        }
 
     async def _by_logprobs(
         self,
         question_id: str,
         question: DecisionQuestion,
         prompt: QuestionPrompt,
+        tokens: LabelTokens,
         labels_metadata: dict[str, JsonValue],
         usages: list[ProviderUsage | None],
         models: list[str],
@@ -520,17 +591,13 @@ class _Call:
         provider = self.provider
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": self._messages(prompt.label_prompt()),
+            "messages": self._label_messages(prompt),
             "max_tokens": 1,
             "temperature": 0,
             "logprobs": True,
             "top_logprobs": provider.top_logprobs,
         }
-        bias = {
-            str(token_id): provider.label_bias
-            for label in prompt.labels
-            for token_id in provider.label_token_ids.get(label, [])
-        }
+        bias = self._bias(prompt, tokens)
         if bias:
             body["logit_bias"] = bias
         response = await self._post(body)
@@ -560,9 +627,11 @@ class _Call:
             "method": "logprobs",
             "labels": labels_metadata,
             "label_mass": distribution.label_mass,
+            "renormalized": distribution.label_mass < 1.0,
             "absent_labels": list(distribution.absent_labels),
             "absent_label_bound": distribution.absent_label_bound,
             "sampled_token": distribution.sampled_token,
+            **self._prompt_metadata(prompt, tokens, bias),
             "requests": 1,
         }
         return _Outcome(
@@ -678,18 +747,22 @@ class _Call:
         question_id: str,
         question: DecisionQuestion,
         prompt: QuestionPrompt,
+        tokens: LabelTokens,
         labels_metadata: dict[str, JsonValue],
         usages: list[ProviderUsage | None],
         models: list[str],
         reason: str,
     ) -> _Outcome:
         provider = self.provider
-        body = {
+        body: dict[str, Any] = {
             "model": self.model,
-            "messages": self._messages(prompt.label_prompt()),
+            "messages": self._label_messages(prompt),
             "max_tokens": 1,
             "temperature": 1.0,
         }
+        bias = self._bias(prompt, tokens)
+        if bias:
+            body["logit_bias"] = bias
         responses = await all_or_nothing([self._post(body) for _ in range(provider.samples)])
         texts = []
         for response in responses:
@@ -711,6 +784,7 @@ class _Call:
             "samples": provider.samples,
             "counts": dict(counts),
             "unrecognised": unrecognised,
+            **self._prompt_metadata(prompt, tokens, bias),
             "requests": provider.samples,
         }
         by_label = {label: count / recognised for label, count in counts.items()}

@@ -5,10 +5,16 @@ instructions and its labelled outcomes. Choice options are labelled ``A``..``Z``
 ``0``..``9`` (their own indices) and boolean outcomes ``yes``/``no``. Structured values are
 written as JSON text (indented, key order kept), never as Python ``repr``; text is written as is.
 Nothing the caller wrote is re-indented or re-quoted: it reaches the model verbatim.
+
+The prompt is built so that the model's first token is a label. The answer instruction ends the
+prompt and names the labels, and a few worked examples of the same type (earlier turns of the
+conversation, answered with a bare label) show the model what a reply looks like: a small model
+that would otherwise start with ``The`` or ``Level`` then starts with ``B`` or ``2``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import string
 from dataclasses import dataclass
@@ -83,20 +89,35 @@ class QuestionPrompt:
     body: str
 
     def label_instruction(self) -> str:
-        """The request to answer with a single label."""
+        """The request to answer with a single label: the last line of the prompt."""
         if self.kind == "choice":
             letters = _join_words(list(self.labels))
-            return f"Answer with the letter of the best option ({letters}) and nothing else."
+            return (
+                f"Answer with a single letter ({letters}): the letter of the best option. "
+                "Write nothing else."
+            )
         if self.kind == "score":
             top = len(self.labels) - 1
             return (
-                f"Answer with the number of the level that fits best (0 to {top}) and nothing else."
+                f"Answer with a single digit (0 to {top}): the number of the level that fits "
+                "best. Write nothing else."
             )
-        return "Answer with yes or no and nothing else."
+        return "Answer with yes or no. Write nothing else."
 
     def label_prompt(self) -> str:
         """The full prompt asking for a single label (used with token probabilities)."""
         return f"{self.body}\n\n{self.label_instruction()}"
+
+    def example_turns(self, count: int) -> tuple[tuple[str, str], ...]:
+        """Worked examples of this prompt's type, as ``(prompt, reply)`` turns.
+
+        Args:
+            count: How many (0 to :data:`MAX_EXAMPLES`).
+
+        Returns:
+            Prompts rendered exactly like this one, each answered with a bare label.
+        """
+        return _example_turns(self.kind, count)
 
     def example_distribution(self) -> str:
         """An example of the JSON distribution the verbalized prompt asks for."""
@@ -162,3 +183,125 @@ def build_question_prompt(context: DecisionContext, question: DecisionQuestion) 
     if lines:
         sections.append("\n".join(lines))
     return QuestionPrompt("boolean", BOOLEAN_LABELS, ("true", "false"), "\n\n".join(sections))
+
+
+def label_spellings(label: str) -> tuple[str, ...]:
+    """The spellings a model may start its reply with when it answers ``label``.
+
+    A reply's first token follows the chat template's start of the assistant turn, which ends
+    in a newline in most templates (no leading space) and in a space in a few. Word labels are
+    also written capitalised.
+
+    Args:
+        label: An answer label (``"A"``, ``"0"``, ``"yes"``...).
+
+    Returns:
+        The distinct spellings, the bare label first.
+
+    Example:
+        >>> label_spellings("A"), label_spellings("yes")
+        (('A', ' A'), ('yes', ' yes', 'Yes', ' Yes'))
+    """
+    variants = [label, f" {label}"]
+    if len(label) > 1 and label.isalpha():
+        variants += [label.capitalize(), f" {label.capitalize()}"]
+    return tuple(dict.fromkeys(variants))
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """A question with its answer label, shown to the model before the real question.
+
+    Attributes:
+        context: The example's context.
+        question: The example question.
+        answer: The label the model is shown replying with.
+    """
+
+    context: DecisionContext
+    question: DecisionQuestion
+    answer: str
+
+
+EXAMPLES: Final[dict[str, tuple[WorkedExample, ...]]] = {
+    "choice": (
+        WorkedExample(
+            "The parcel arrived soaked and the box was torn open.",
+            ChoiceQuestion(
+                instructions="What is the customer complaining about?",
+                options={"price": None, "damaged_delivery": None, "late_delivery": None},
+            ),
+            "B",
+        ),
+        WorkedExample(
+            "Invoice 88 lists a 20 EUR fee I never agreed to.",
+            ChoiceQuestion(
+                instructions="Which team should answer?",
+                options={"billing": None, "warehouse": None},
+            ),
+            "A",
+        ),
+        WorkedExample(
+            "Tap water leaks from the ceiling of flat 4.",
+            ChoiceQuestion(
+                instructions="Who should be called?",
+                options={"electrician": None, "gardener": None, "plumber": None},
+            ),
+            "C",
+        ),
+    ),
+    "score": (
+        WorkedExample(
+            "The sky is completely clear.",
+            ScoreQuestion(
+                instructions="How cloudy is it?", levels=["clear", "some clouds", "overcast"]
+            ),
+            "0",
+        ),
+        WorkedExample(
+            "The film was good, with a few slow scenes.",
+            ScoreQuestion(
+                instructions="How positive is this review?",
+                levels=["negative", "mixed", "positive", "enthusiastic"],
+            ),
+            "2",
+        ),
+        WorkedExample(
+            "The soup is so salty that nobody can eat it.",
+            ScoreQuestion(
+                instructions="How salty is the soup?",
+                levels=["not salty", "a little salty", "salty", "far too salty", "inedible"],
+            ),
+            "4",
+        ),
+    ),
+    "boolean": (
+        WorkedExample(
+            "The shop closes at 18:00. It is 19:30.",
+            BooleanQuestion(instructions="Is the shop open?"),
+            "no",
+        ),
+        WorkedExample(
+            "The invoice was paid in full on 3 May.",
+            BooleanQuestion(instructions="Has the invoice been paid?"),
+            "yes",
+        ),
+        WorkedExample(
+            "The form has every field filled in and is signed.",
+            BooleanQuestion(instructions="Is the form incomplete?"),
+            "no",
+        ),
+    ),
+}
+"""Worked examples per question type, answered with labels spread over the scale (so that the
+last one seen does not pull every answer towards one label)."""
+MAX_EXAMPLES: Final = 3
+"""The most worked examples a prompt can be given."""
+
+
+@functools.cache
+def _example_turns(kind: str, count: int) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (build_question_prompt(example.context, example.question).label_prompt(), example.answer)
+        for example in EXAMPLES[kind][:count]
+    )

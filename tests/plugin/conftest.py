@@ -24,6 +24,10 @@ def _import_session_end_modules() -> None:
         "httpx",
         "pytest_opdecide.decision",
         "pytest_opdecide._snapshots",
+        # The live-run report's charts: numpy cannot be imported twice in one process.
+        "pytest_opdecide._pass_rates",
+        "matplotlib.figure",
+        "matplotlib.backends.backend_svg",
     ):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)

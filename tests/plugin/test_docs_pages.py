@@ -114,9 +114,8 @@ def test_the_pages_name_only_real_flags_and_ini_keys(page: str) -> None:
     assert set(re.findall(r"--opdecide-[a-z-]*[a-z]", text)) <= flags
     named = set(re.findall(r"\bopdecide_[a-z_]*[a-z]\b", text))
     misspelt_on_purpose = {"opdecide_sead"}
-    assert named <= ini_keys | {"opdecide_config", "opdecide_settings", "opdecide_live"} | (
-        misspelt_on_purpose
-    )
+    fixtures = {"opdecide_config", "opdecide_settings", "opdecide_run"}
+    assert named <= ini_keys | fixtures | {"opdecide_live"} | (misspelt_on_purpose)
 
 
 def test_the_fixture_page_has_a_section_per_fixture() -> None:
@@ -127,5 +126,6 @@ def test_the_fixture_page_has_a_section_per_fixture() -> None:
         "decision_provider",
         "menu_snapshot",
         "opdecide_config",
+        "opdecide_run",
         "opdecide_settings",
     ]

@@ -173,6 +173,9 @@ def test_opdecide_settings_holds_the_defaults(project: pytest.Pytester) -> None:
                 scrub_fields=(),
                 update_snapshots=False,
                 snapshot_dir="__menus__",
+                runs=1,
+                min_pass_rate=1.0,
+                report=None,
             )
         """
     )

@@ -7,7 +7,8 @@ import pytest
 from pytest_opdecide._settings import SETTINGS
 
 MARKER_KEYWORDS = sorted(
-    {"script", "answers", "cassette"} | {setting.name for setting in SETTINGS if setting.marker}
+    {"script", "answers", "cassette", "expected"}
+    | {setting.name for setting in SETTINGS if setting.marker}
 )
 
 
@@ -16,10 +17,11 @@ def test_markers_are_registered_and_described(project: pytest.Pytester) -> None:
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
-            "@pytest.mark.opdecide(script=*, answers=*, cassette=False, **settings): script the "
-            "`runtime` / `decision_provider` fixtures, run against a cassette, or override "
-            "settings (seed, strict, guard, record, live, cassette_dir, base_url, model, "
-            "allow_unused, volatile, scrub_fields)*",
+            "@pytest.mark.opdecide(script=*, answers=*, cassette=False, expected=*, **settings): "
+            "script the `runtime` / `decision_provider` fixtures, run against a cassette, give "
+            "the expected answers of live question decisions, or override settings (seed, "
+            "strict, guard, record, live, cassette_dir, base_url, model, allow_unused, volatile, "
+            "scrub_fields, runs, min_pass_rate)*",
             "@pytest.mark.opdecide_live: needs the local real model server; runs only with "
             "--opdecide-live or the OPDECIDE_LIVE_URL environment variable set*",
         ]

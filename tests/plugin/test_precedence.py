@@ -69,6 +69,20 @@ VALUES: dict[str, dict[str, tuple[Any, Any]]] = {
         "fixture": ("fixture_menus", "fixture_menus"),
         "ini": ("ini_menus", "ini_menus"),
     },
+    "runs": {
+        "command line": ("--opdecide-runs=3", 3),
+        "marker": (4, 4),
+        "ini": ("5", 5),
+    },
+    "min_pass_rate": {
+        "command line": ("--opdecide-min-pass-rate=0.5", 0.5),
+        "marker": (0.6, 0.6),
+        "ini": ("0.7", 0.7),
+    },
+    "report": {
+        "command line": ("--opdecide-report=cli-report", "cli-report"),
+        "ini": ("ini-report", "ini-report"),
+    },
 }
 BOOLEANS: dict[str, dict[str, tuple[Any, Any]]] = {
     # name: source -> (raw for True, raw for False)

@@ -1,0 +1,457 @@
+"""``--opdecide-runs``: live tests run N times, judged by their pass rate, reported.
+
+Offline, with seeded fakes that pick at random standing in for the live model (the
+``pytest_opdecide_runtime`` and ``pytest_opdecide_decision_provider`` hooks supply them, each
+seeded by the run's node id). What every run picks is known in advance by asking the same fakes
+here, so the counts, intervals and reports are checked against it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import zlib
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from fake_runtimes import FakeDecisionProvider, SeededRuntime
+from pytest_opdecide import decision
+from pytest_opdecide._live_report import CHARTS_HINT, render_html
+from pytest_opdecide._pass_rates import wilson_interval
+
+RUNS = 10
+MENU = {"refund": "REFUND", "close": "CLOSE", "escalate": "ESCALATE"}
+QUESTIONS = {
+    "refund": {"type": "boolean", "instructions": "Refund?"},
+    "route": {
+        "type": "choice",
+        "instructions": "Team?",
+        "options": {"billing": None, "shipping": None},
+    },
+}
+
+CONFTEST = """
+import zlib
+
+from fake_runtimes import FakeDecisionProvider, SeededRuntime
+
+
+def seed(request):
+    return zlib.crc32(request.node.nodeid.encode())
+
+
+def pytest_opdecide_runtime(request, settings):
+    return SeededRuntime(seed=seed(request))
+
+
+def pytest_opdecide_decision_provider(request, settings):
+    return FakeDecisionProvider(seed=seed(request))
+"""
+
+SUITE = f"""
+import pytest
+from pytest_opdecide import decision
+
+MENU = {MENU!r}
+QUESTIONS = {QUESTIONS!r}
+
+
+@pytest.mark.opdecide(cassette=True, min_pass_rate=0.3)
+def test_route(runtime):
+    assert decision.make("What next?", MENU) == "REFUND"
+
+
+@pytest.mark.opdecide(cassette=True, expected={{"refund": True, "route": "billing"}})
+def test_questions(decision_provider):
+    result = decision_provider.decide_sync(
+        {{"model": "m", "context": "Charged twice.", "questions": QUESTIONS}}
+    )
+    assert result.boolean("refund").probability > 0.2
+
+
+def test_offline(opdecide_run):
+    assert (opdecide_run.index, opdecide_run.count) == (0, 1)
+"""
+
+
+def seed(nodeid: str) -> int:
+    return zlib.crc32(nodeid.encode())
+
+
+def route_picks() -> list[str]:
+    """What ``test_route`` picks in each run: asked of the same seeded fake."""
+    picks = []
+    for run in range(1, RUNS + 1):
+        runtime = SeededRuntime(seed=seed(f"test_suite.py::test_route[run{run}of{RUNS}]"))
+        picks.append(decision.make("What next?", MENU, runtime=runtime))
+    return picks
+
+
+def question_answers() -> list[Any]:
+    answers = []
+    for run in range(1, RUNS + 1):
+        provider = FakeDecisionProvider(
+            seed=seed(f"test_suite.py::test_questions[run{run}of{RUNS}]")
+        )
+        answers.append(
+            provider.decide_sync(
+                {"model": "m", "context": "Charged twice.", "questions": QUESTIONS}
+            )
+        )
+    return answers
+
+
+def interval_text(passes: int, runs: int) -> str:
+    low, high = wilson_interval(passes, runs)  # type: ignore[misc]
+    return f"{low:.2f}-{high:.2f}"
+
+
+@pytest.fixture
+def suite(project: pytest.Pytester) -> pytest.Pytester:
+    project.makeconftest(CONFTEST)
+    project.makepyfile(test_suite=SUITE)
+    return project
+
+
+def test_wilson_interval_known_values() -> None:
+    assert [round(x, 4) for x in wilson_interval(7, 10)] == [0.3968, 0.8922]  # type: ignore[union-attr]
+    assert [round(x, 4) for x in wilson_interval(0, 10)] == [0.0, 0.2775]  # type: ignore[union-attr]
+    assert [round(x, 4) for x in wilson_interval(10, 10)] == [0.7225, 1.0]  # type: ignore[union-attr]
+    assert [round(x, 4) for x in wilson_interval(1, 2)] == [0.0945, 0.9055]  # type: ignore[union-attr]
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError, match="successes must be between 0 and 3, got 4"):
+        wilson_interval(4, 3)
+
+
+def test_runs_counted_judged_and_reported(suite: pytest.Pytester) -> None:
+    picks = route_picks()
+    route_passes = picks.count("REFUND")
+    answers = question_answers()
+    question_passes = sum(a.boolean("refund").probability > 0.2 for a in answers)
+    assert 0 < route_passes < RUNS  # the seeds give a mix, or the test proves little
+    assert question_passes < RUNS
+
+    result = suite.runpytest(
+        "--opdecide-live", f"--opdecide-runs={RUNS}", "--opdecide-report=out/live"
+    )
+    route_ok = route_passes >= 0.3 * RUNS
+    result.assert_outcomes(
+        passed=route_passes + question_passes + 1,
+        xfailed=2 * RUNS - route_passes - question_passes,
+        failed=int(not route_ok) + 1,  # test_questions needs every run (the default)
+    )
+    shares = ", ".join(
+        f"{name.lower()} {count}"
+        for name, count in sorted(Counter(picks).items(), key=lambda item: (-item[1], item[0]))
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*- opdecide live runs -*",
+            f"test_suite.py::test_questions: FAILED {question_passes}/{RUNS} runs passed, pass "
+            f"rate {question_passes / RUNS:.2f} (95% CI {interval_text(question_passes, RUNS)}), "
+            "min_pass_rate 1",
+            "  decide 1: refund (boolean, 10 of 10 runs): P(true) mean *",
+            "  decide 1: route (choice, 10 of 10 runs): *; expected 'billing': * right",
+            f"test_suite.py::test_route: {'PASSED' if route_ok else 'FAILED'} {route_passes}/"
+            f"{RUNS} runs passed, pass rate {route_passes / RUNS:.2f} (95% CI "
+            f"{interval_text(route_passes, RUNS)}), min_pass_rate 0.3",
+            f"  decision 1: refund, close, escalate (10 of 10 runs): {shares}",
+            "  run * failed: AssertionError: assert * == 'REFUND'",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*FAILED test_suite.py::test_questions - "
+            f"{question_passes} of {RUNS} runs passed: pass rate*",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+    report = json.loads((suite.path / "out" / "live.json").read_text())
+    assert report["format"] == "pytest-opdecide live runs"
+    by_test = {test["test"]: test for test in report["tests"]}
+    assert set(by_test) == {"test_suite.py::test_route", "test_suite.py::test_questions"}
+    route = by_test["test_suite.py::test_route"]
+    assert (route["runs"], route["passes"], route["failures"]) == (
+        RUNS,
+        route_passes,
+        RUNS - route_passes,
+    )
+    assert route["interval"] == pytest.approx(list(wilson_interval(route_passes, RUNS)))  # type: ignore[arg-type]
+    (made,) = route["decisions"]
+    assert made["options"] == list(MENU)
+    assert made["picks"] == {name.lower(): count for name, count in Counter(picks).items()}
+    questions = {q["question"]: q for q in by_test["test_suite.py::test_questions"]["questions"]}
+    truths = [a.boolean("refund").probability for a in answers]
+    assert questions["refund"]["probability"]["mean"] == pytest.approx(sum(truths) / RUNS)
+    assert questions["route"]["answers"] == dict(Counter(a.choice("route").choice for a in answers))
+    calibration = report["calibration"]
+    assert calibration["points"] == 2 * RUNS
+    assert sum(b["count"] for b in calibration["bins"]) == 2 * RUNS
+
+    page = (suite.path / "out" / "live.html").read_text()
+    assert page.count("<svg") == 3  # pass rates, picks of the one decision, reliability
+    assert "test_suite.py::test_route" in page
+    assert html.escape(CHARTS_HINT) not in page
+    plain = render_html(report, charts=False)
+    assert "<svg" not in plain
+    assert html.escape(CHARTS_HINT) in plain
+    assert "<td>refund</td>" in plain
+
+
+def test_the_same_counts_under_xdist(suite: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    serial = suite.runpytest(
+        "--opdecide-live", f"--opdecide-runs={RUNS}", "--opdecide-report=serial"
+    )
+    parallel = suite.runpytest_subprocess(
+        "-n", "2", "--opdecide-live", f"--opdecide-runs={RUNS}", "--opdecide-report=parallel"
+    )
+    assert parallel.parseoutcomes() == serial.parseoutcomes()
+    first = json.loads((suite.path / "serial.json").read_text())
+    second = json.loads((suite.path / "parallel.json").read_text())
+    for test in (*first["tests"], *second["tests"]):
+        for failed in test["failed_runs"]:
+            failed.pop("message")
+    assert [{k: v for k, v in t.items() if k != "failed_runs"} for t in second["tests"]] == [
+        {k: v for k, v in t.items() if k != "failed_runs"} for t in first["tests"]
+    ]
+    assert second["calibration"] == first["calibration"]
+
+
+def test_every_run_gets_fresh_fixtures(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+        import pytest
+        from fake_runtimes import SeededRuntime
+
+        SEEN = []
+
+
+        def pytest_opdecide_runtime(request, settings):
+            return SeededRuntime()
+
+
+        @pytest.fixture
+        def fresh():
+            return object()
+        """
+    )
+    project.makepyfile(
+        """
+        import pytest
+        from conftest import SEEN
+
+
+        @pytest.mark.opdecide(cassette=True)
+        def test_run(runtime, fresh, opdecide_run):
+            SEEN.append((id(runtime), id(fresh), opdecide_run.index, opdecide_run.count))
+            assert len(runtime.calls) == 0
+            if opdecide_run.index == 2:
+                assert len({s[0] for s in SEEN}) == 3
+                assert len({s[1] for s in SEEN}) == 3
+                assert [s[2:] for s in SEEN] == [(0, 3), (1, 3), (2, 3)]
+        """
+    )
+    result = project.runpytest("--opdecide-live", "--opdecide-runs=3", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_run[[]run1of3[]] PASSED*",
+            "*::test_run[[]run2of3[]] PASSED*",
+            "*::test_run[[]run3of3[]] PASSED*",
+        ]
+    )
+
+
+def test_decision_errors_are_counted(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+        from fake_runtimes import FunctionRuntime
+
+
+        def pytest_opdecide_runtime(request, settings):
+            return FunctionRuntime(lambda call: "I cannot decide.")
+        """
+    )
+    project.makepyfile(
+        """
+        import pytest
+        from pytest_opdecide import DecisionError, decision
+
+
+        @pytest.mark.opdecide(cassette=True, runs=4, min_pass_rate=0)
+        def test_undecided(runtime):
+            with pytest.raises(DecisionError):
+                decision.make("Pick.", {"a": 1, "b": 2})
+            decision.make("Pick.", {"a": 1, "b": 2})
+        """
+    )
+    result = project.runpytest("--opdecide-live")
+    result.assert_outcomes(xfailed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "test_decision_errors_are_counted.py::test_undecided: PASSED 0/4 runs passed, pass "
+            "rate 0.00 (95% CI 0.00-0.49), min_pass_rate 0",
+            "  decision 1: a, b (4 of 4 runs): DecisionError 4",
+            "  decision 2: a, b (4 of 4 runs): DecisionError 4",
+            "  run 1 failed: pytest_opdecide._errors.DecisionError: *",
+        ]
+    )
+
+
+def test_the_marker_sets_runs_and_the_command_line_wins(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+        from fake_runtimes import SeededRuntime
+
+
+        def pytest_opdecide_runtime(request, settings):
+            return SeededRuntime()
+        """
+    )
+    project.makepyfile(
+        """
+        import pytest
+
+
+        @pytest.mark.opdecide(cassette=True, runs=2)
+        def test_twice(runtime):
+            pass
+
+
+        @pytest.mark.opdecide(cassette=True)
+        def test_once(runtime):
+            pass
+        """
+    )
+    project.runpytest("--opdecide-live").assert_outcomes(passed=3)
+    project.runpytest("--opdecide-live", "--opdecide-runs=4").assert_outcomes(passed=8)
+
+
+def test_only_live_tests_are_repeated(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        """
+        import pytest
+
+
+        @pytest.mark.opdecide_live
+        def test_needs_the_model():
+            pass
+
+
+        def test_offline():
+            pass
+        """
+    )
+    result = project.runpytest("--opdecide-runs=3")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*- opdecide live runs -*",
+            "--opdecide-runs=3 repeated no test: none ran live (run with --opdecide-live, and "
+            "mark tests @pytest.mark.opdecide(cassette=True) or @pytest.mark.opdecide_live)",
+        ]
+    )
+    project.runpytest("--opdecide-runs=3", "--opdecide-live").assert_outcomes(passed=4)
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        (
+            "--opdecide-runs=0",
+            "ERROR: bad value for --opdecide-runs: expected a whole number of runs, 1 or more, "
+            "got '0'",
+        ),
+        (
+            "--opdecide-runs=2.5",
+            "ERROR: bad value for --opdecide-runs: expected a whole number, got '2.5'",
+        ),
+        (
+            "--opdecide-min-pass-rate=1.5",
+            "ERROR: bad value for --opdecide-min-pass-rate: expected a pass rate between 0 "
+            "and 1, got '1.5'",
+        ),
+    ],
+)
+def test_bad_values_stop_pytest(project: pytest.Pytester, argument: str, message: str) -> None:
+    result = project.runpytest(argument)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.errlines
+
+
+def test_a_wrong_expected_answer_fails_the_run(suite: pytest.Pytester) -> None:
+    suite.makepyfile(
+        test_suite=SUITE.replace('"route": "billing"', '"route": "sales"').replace(
+            "test_route", "skipped_route"
+        )
+    )
+    result = suite.runpytest("--opdecide-live", "--opdecide-runs=2", "-k", "test_questions")
+    result.stdout.fnmatch_lines(
+        [
+            "  run 1 failed: Failed: @pytest.mark.opdecide(expected=...): expected['route'] is "
+            "'sales', which is not an option of the question: ['billing', 'shipping']",
+        ]
+    )
+    result.assert_outcomes(xfailed=2, failed=1)
+
+
+def test_a_report_of_single_runs(suite: pytest.Pytester) -> None:
+    runtime = SeededRuntime(seed=seed("test_suite.py::test_route"))
+    passed = decision.make("What next?", MENU, runtime=runtime) == "REFUND"
+    result = suite.runpytest("--opdecide-live", "--opdecide-report=single.html", "-k", "route")
+    result.stdout.fnmatch_lines(
+        [
+            f"test_suite.py::test_route: {'PASSED' if passed else 'FAILED'} {int(passed)}/1 "
+            "runs passed*",
+            f"opdecide: live-run report written to {suite.path / 'single.json'}",
+            f"opdecide: live-run report written to {suite.path / 'single.html'}",
+        ]
+    )
+    result.assert_outcomes(passed=int(passed), failed=int(not passed))  # one run: no verdict
+    report = json.loads((suite.path / "single.json").read_text())
+    (route,) = report["tests"]
+    assert route["planned"] == 1
+    assert route["decisions"][0]["calls"] == 1
+
+
+def test_a_provider_shared_between_runs_is_watched_once_per_run(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+        from fake_runtimes import FakeDecisionProvider
+
+        SHARED = FakeDecisionProvider(seed=1)
+
+
+        def pytest_opdecide_decision_provider(request, settings):
+            return SHARED
+        """
+    )
+    project.makepyfile(
+        """
+        import pytest
+        from conftest import SHARED
+
+        QUESTION = {
+            "model": "m",
+            "context": "",
+            "questions": {"ok": {"type": "boolean", "instructions": "OK?"}},
+        }
+
+
+        @pytest.mark.opdecide(cassette=True, runs=3)
+        def test_ask(decision_provider):
+            assert decision_provider is SHARED
+            decision_provider.decide_sync(QUESTION)
+
+
+        def test_after():
+            assert "decide" not in vars(SHARED)
+        """
+    )
+    result = project.runpytest("--opdecide-live")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["  decide 1: ok (boolean, 3 of 3 runs): P(true) mean *"])
