@@ -20,19 +20,14 @@ two passes over the whole cassette.
 
 Each value replaced by name is remembered.
 
-**By value** (:class:`Secrets`): every remembered value, every credential this package's runtimes
-and providers were configured with (:mod:`._credentials`) and the value of every environment
-variable whose name contains ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD`` or ``PASSWD``
-(:func:`env_secrets`) is replaced wherever it appears: in URLs, header values, every string of a
-JSON body (keys too), text bodies, and the bytes of bodies that are not UTF-8. Each is searched
-for raw, URL-encoded, JSON-escaped (once and twice: a JSON document inside a JSON string), in
-base64 (standard and URL-safe, on its own and at any offset inside a longer blob), and, in
-bytes, as UTF-8, UTF-16 and Latin-1. In an event stream, the text of each field is searched
-across the events (a key sent in two halves is replaced whole: the placeholder in the event
-where it began, nothing in the others). Values shorter than :data:`MIN_SECRET_LENGTH`
-characters, or without a letter, are not searched for: replacing every ``"1"`` or ``"x"`` of a
-cassette would garble it. Text shaped like a key (``sk-...``, ``Bearer ...``: see
-:data:`KEYLIKE`) is replaced too.
+**By value** (:class:`~pytest_opdecide._secrets.Secrets`): every remembered value, every
+credential this package's runtimes and providers were configured with, and the value of every
+environment variable whose name says ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD`` or ``PASSWD``
+is replaced, in every form (raw, URL-encoded, JSON-escaped, base64...: see
+:mod:`._secrets`), wherever it appears: in URLs, header values, every string of a JSON body
+(keys too), text bodies, and the bytes of bodies that are not UTF-8. In an event stream, the
+text of each field is searched across the events (a key sent in two halves is replaced whole:
+the placeholder in the event where it began, nothing in the others).
 
 Last, the serialised text is searched once more for every form of every value
 (:meth:`Scrubber.text`).
@@ -48,38 +43,32 @@ The seam for new rules: a rule that finds secrets by name adds to :meth:`Scrubbe
 :func:`as_stored` (or to the name tests :func:`secret_header`, :func:`secret_param`,
 :func:`secret_field`, which both use), and remembers each value it replaces with
 :meth:`Scrubber.remember`: the value pass then replaces every other copy of it, in every form.
-A new form of a value goes into :func:`_text_forms` or :func:`_byte_forms`.
+A new form of a value goes into :mod:`._secrets`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import cached_property
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from pytest_opdecide._cassette_yaml import body_text, header, parse_events, render_events
-from pytest_opdecide._credentials import registered
+from pytest_opdecide._secrets import PLACEHOLDER, Secrets, worth_searching
 
 __all__ = [
     "DEFAULT_BODY_FIELDS",
-    "KEYLIKE",
-    "MIN_SECRET_LENGTH",
     "NOISE_HEADERS",
     "PLACEHOLDER",
     "SECRET_FIELD_ENDINGS",
     "SECRET_HEADERS",
     "Redaction",
     "Scrubber",
-    "Secrets",
     "as_stored",
-    "env_secrets",
+    "redact_text",
     "scrub_data",
     "scrubbed_query",
     "secret_field",
@@ -88,13 +77,6 @@ __all__ = [
     "shown_uri",
     "stored_route",
 ]
-
-PLACEHOLDER = "<REDACTED>"
-"""What a cassette holds in place of each secret."""
-_PLACEHOLDER_BYTES = PLACEHOLDER.encode()
-
-MIN_SECRET_LENGTH = 8
-"""Values shorter than this (in characters) are not searched for by value."""
 
 SECRET_HEADERS = frozenset(
     {
@@ -173,21 +155,6 @@ NOISE_HEADERS = frozenset(
 """Transport details left out of cassettes: they change with the client's version or the clock,
 make every re-recording a noisy diff, and replay needs none of them."""
 
-KEYLIKE = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_-]{16,}"
-    r"|Bearer\s+[A-Za-z0-9._~+/=-]{12,}"
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|AIza[0-9A-Za-z_-]{35}"
-    r"|gh[pousr]_[A-Za-z0-9]{36,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,})"
-)
-"""Text shaped like a key or token, replaced wherever it appears (OpenAI-style ``sk-`` keys,
-bearer tokens, AWS access key ids, Google API keys, GitHub and Slack tokens)."""
-_KEYLIKE_BYTES = re.compile(KEYLIKE.pattern.encode())
-
-_ENV_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
-
-
 # --- names ---------------------------------------------------------------------------------
 
 
@@ -223,151 +190,6 @@ def secret_field(
 def _logprobs(name: str) -> bool:
     lowered = name.lower()
     return any(word in lowered for word in _LOGPROB_WORDS)
-
-
-# --- values --------------------------------------------------------------------------------
-
-
-def worth_searching(value: str) -> bool:
-    """Whether a value is searched for by value: long enough, with a letter, and not part of
-    the placeholder (a replacement must never be replaced again)."""
-    return (
-        len(value) >= MIN_SECRET_LENGTH
-        and any(char.isalpha() for char in value)
-        and value not in PLACEHOLDER
-    )
-
-
-def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of the environment variables whose names contain ``KEY``, ``TOKEN``,
-    ``SECRET``, ``PASSWORD`` or ``PASSWD`` (upper or lower case) and that are worth searching
-    for (see :func:`worth_searching`)."""
-    environ = os.environ if environ is None else environ
-    return [
-        value
-        for name, value in environ.items()
-        if _ENV_NAME.search(name) and worth_searching(value)
-    ]
-
-
-def _base64_forms(data: bytes) -> set[str]:
-    """``data`` in base64: whole (padded or not), and the part of its encoding that does not
-    depend on what surrounds it, at each of the three offsets it can start at in a longer blob."""
-    forms = set()
-    for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        whole = encode(data).decode("ascii")
-        forms |= {whole, whole.rstrip("=")}
-        for offset in (0, 1, 2):
-            encoded = encode(b"\0" * offset + data).decode("ascii")
-            forms.add(encoded[(8 * offset + 5) // 6 : (8 * (offset + len(data))) // 6])
-    return forms
-
-
-def _percent_lower(text: str) -> str:
-    return re.sub(r"%[0-9A-F]{2}", lambda found: found.group().lower(), text)
-
-
-def _text_forms(secret: str) -> set[str]:
-    """Every form in which ``secret`` may be written into text."""
-    forms = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}
-    forms |= {_percent_lower(form) for form in forms}
-    for ascii_only in (True, False):
-        once = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
-        twice = json.dumps(once, ensure_ascii=ascii_only)[1:-1]
-        forms |= {once, twice}
-    forms |= _base64_forms(secret.encode("utf-8"))
-    return forms
-
-
-def _byte_forms(secret: str, text_forms: Iterable[str]) -> set[bytes]:
-    """Every form in which ``secret`` may be written into a body that is not UTF-8 text."""
-    forms = {form.encode("utf-8") for form in text_forms}
-    forms |= {secret.encode("utf-16-le"), secret.encode("utf-16-be")}
-    with contextlib.suppress(UnicodeEncodeError):
-        forms.add(secret.encode("latin-1"))
-    return forms
-
-
-def _alternation(forms: Iterable[Any], placeholder: Any) -> list[Any]:
-    """Forms longest first (a secret inside a longer one gives way to it), none of them part
-    of the placeholder (a replacement is never replaced again)."""
-    return sorted(
-        (form for form in set(forms) if form and form not in placeholder),
-        key=lambda form: (-len(form), form),
-    )
-
-
-class Secrets:
-    """Secret values, each searched for in every form (see the module's docstring).
-
-    Equal (and hashed) by their values: matching caches what it compared by it.
-
-    Args:
-        values: The values; those not worth searching for are left out.
-    """
-
-    __slots__ = ("__dict__", "_hash", "values")
-
-    def __init__(self, values: Iterable[str] = ()) -> None:
-        self.values = frozenset(value for value in values if worth_searching(value))
-        self._hash = hash(self.values)
-
-    @classmethod
-    def current(cls, extra: Iterable[str] = ()) -> Secrets:
-        """The configured credentials of this process, the secret environment variables'
-        values, and ``extra``."""
-        return cls([*registered(), *env_secrets(), *extra])
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secrets) and other.values == self.values
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __repr__(self) -> str:
-        return f"Secrets(<{len(self.values)} values>)"  # never the values
-
-    def __or__(self, other: Iterable[str]) -> Secrets:
-        return Secrets([*self.values, *other])
-
-    @cached_property
-    def _text_pattern(self) -> re.Pattern[str] | None:
-        forms = {form for value in self.values for form in _text_forms(value)}
-        ordered = _alternation(forms, PLACEHOLDER)
-        return re.compile("|".join(map(re.escape, ordered))) if ordered else None
-
-    @cached_property
-    def _byte_pattern(self) -> re.Pattern[bytes] | None:
-        forms = {form for value in self.values for form in _byte_forms(value, _text_forms(value))}
-        ordered = _alternation(forms, _PLACEHOLDER_BYTES)
-        return re.compile(b"|".join(map(re.escape, ordered))) if ordered else None
-
-    def text(self, text: str) -> str:
-        """``text`` with every form of every value, and key-like text, as the placeholder."""
-        pattern = self._text_pattern
-        if pattern is not None:
-            text = pattern.sub(PLACEHOLDER, text)
-        return KEYLIKE.sub(PLACEHOLDER, text)
-
-    def data(self, data: bytes) -> bytes:
-        """``data`` with every form of every value, and key-like text, as the placeholder."""
-        pattern = self._byte_pattern
-        if pattern is not None:
-            data = pattern.sub(_PLACEHOLDER_BYTES, data)
-        return _KEYLIKE_BYTES.sub(_PLACEHOLDER_BYTES, data)
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where the values (in every form) and key-like text are in ``text``, merged."""
-        found = [match.span() for match in KEYLIKE.finditer(text)]
-        if self._text_pattern is not None:
-            found += [match.span() for match in self._text_pattern.finditer(text)]
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(found):
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-            else:
-                merged.append((start, end))
-        return merged
 
 
 # --- the parts of a credential -------------------------------------------------------------
@@ -615,11 +437,15 @@ class Scrubber:
         self.known = Secrets.current() if secrets is None else secrets
         self.seen: set[str] = set()
         """Every value replaced by name so far (replaced by value in the second pass)."""
+        self._combined: tuple[int, Secrets] | None = None
 
     @property
     def secrets(self) -> Secrets:
         """Everything replaced by value: the known secrets and every value seen."""
-        return self.known | self.seen
+        # Values are only ever added: their number tells whether the last one is still right.
+        if self._combined is None or self._combined[0] != len(self.seen):
+            self._combined = (len(self.seen), self.known | self.seen)
+        return self._combined[1]
 
     def remember(self, value: Any, name: str = "") -> None:
         """Replace ``value`` (and the credentials inside it) by value too."""
@@ -898,3 +724,22 @@ def shown_uri(uri: str, secrets: Secrets | None = None) -> str:
     stripped, _ = _strip_userinfo(uri)
     shown = Scrubber(secrets=Secrets()).uri(stripped)
     return (Secrets.current() if secrets is None else secrets).text(shown)
+
+
+_USERINFO = re.compile(r"(?<=://)[^/\s@]+@")
+_QUERY_PAIR = re.compile(r"([?&;])([^=&;\s#]+)=([^&;\s#\"'<>]*)")
+
+
+def redact_text(text: str, secrets: Secrets | None = None) -> str:
+    """Free text (a log line) as messages show it: URLs without user info, secret query
+    values and every known secret (by default :meth:`Secrets.current`) as the placeholder."""
+    text = _USERINFO.sub("", text)
+    text = _QUERY_PAIR.sub(
+        lambda pair: (
+            f"{pair[1]}{pair[2]}={PLACEHOLDER}"
+            if pair[3] and secret_param(unquote(pair[2]))
+            else pair[0]
+        ),
+        text,
+    )
+    return (Secrets.current() if secrets is None else secrets).text(text)

@@ -15,10 +15,7 @@ send. This module configures it for one cassette:
   :class:`~pytest_opdecide._matching.CassetteMismatch` and its diff, before vcrpy raises its own
   error;
 * record modes, ``decode_compressed_response`` and ``record_on_exception``, as documented, and
-  ``skip_patchers`` for libraries that are not installed, where vcrpy has it;
-* a **log filter** (the standard library's ``logging.Filter``) on vcrpy's loggers that drops
-  their debug and info records while a cassette is open: they print whole requests and
-  responses, credentials included, before anything is scrubbed.
+  ``skip_patchers`` for libraries that are not installed, where vcrpy has it.
 
 Nothing of vcrpy is patched, subclassed or read through a private name: what it replayed is
 read from the cassette's ``play_counts``, the requests it holds from ``requests``.
@@ -30,9 +27,6 @@ import contextlib
 import functools
 import importlib.util
 import inspect
-import logging
-import os
-import pkgutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,7 +42,7 @@ from pytest_opdecide._cassette_yaml import ReadableYaml
 from pytest_opdecide._matching import CassetteMismatch, RequestKey, request_key
 from pytest_opdecide._tape import Interaction, Tape
 
-__all__ = ["VcrCassette", "absent_patchers", "vcrpy_logs_held"]
+__all__ = ["VcrCassette", "absent_patchers"]
 
 _PATCHER_MODULES = {
     "requests": "requests",
@@ -84,56 +78,6 @@ def absent_patchers() -> tuple[str, ...]:
 def _vcr_options() -> frozenset[str]:
     """The keyword arguments this vcrpy's ``VCR`` takes (``skip_patchers`` came in 9.4)."""
     return frozenset(inspect.signature(vcr.VCR).parameters)
-
-
-class _HoldVcrpyRecords(logging.Filter):
-    """Drops vcrpy's records below ``WARNING`` while a cassette of this package is open."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.open = 0
-        self.lock = threading.Lock()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (self.open and record.levelno < logging.WARNING)
-
-
-_HOLD = _HoldVcrpyRecords()
-
-
-def _module_names(path: list[str], prefix: str) -> list[str]:
-    """The modules of a package, at any depth, by name (nothing is imported)."""
-    names = []
-    for info in pkgutil.iter_modules(path, prefix):
-        names.append(info.name)
-        if info.ispkg:
-            inner = [os.path.join(folder, info.name.rpartition(".")[2]) for folder in path]
-            names += _module_names(inner, f"{info.name}.")
-    return names
-
-
-@functools.cache
-def _filtered_vcrpy_loggers() -> tuple[logging.Logger, ...]:
-    """vcrpy's loggers (one per module, named after it), each given the filter once."""
-    loggers = tuple(
-        logging.getLogger(name) for name in ["vcr", *_module_names(list(vcr.__path__), "vcr.")]
-    )
-    for logger in loggers:
-        logger.addFilter(_HOLD)
-    return loggers
-
-
-@contextlib.contextmanager
-def vcrpy_logs_held() -> Iterator[None]:
-    """Drop vcrpy's debug and info log records in the block (see the module's docstring)."""
-    _filtered_vcrpy_loggers()
-    with _HOLD.lock:
-        _HOLD.open += 1
-    try:
-        yield
-    finally:
-        with _HOLD.lock:
-            _HOLD.open -= 1
 
 
 def _as_vcrpy_request(stored: Interaction) -> Any:
@@ -320,7 +264,7 @@ class VcrCassette:
         machine.register_serializer("opdecide", ReadableYaml)
         machine.register_matcher("opdecide", self.matches)
         machine.register_persister(self.persister)
-        with vcrpy_logs_held(), machine.use_cassette(str(path)) as cassette:
+        with machine.use_cassette(str(path)) as cassette:
             self.cassette = cassette
             self.tape.played_elsewhere = self._played_by_vcrpy
             yield cassette
