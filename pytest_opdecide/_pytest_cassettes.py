@@ -65,6 +65,32 @@ def cassette_path(rootdir: Path, node: Any, settings: Settings) -> Path:
     return folder / f"{_short('.'.join([*classes, node.name]))}.yaml"
 
 
+def _former_path(rootdir: Path, node: Any, settings: Settings) -> Path:
+    """Where earlier versions put the cassette: ``<cassette_dir>/<module name>/...``."""
+    cls = getattr(node, "cls", None)
+    name = f"{cls.__name__}.{node.name}" if cls is not None else node.name
+    base = Path(settings.cassette_dir)
+    if not base.is_absolute():
+        base = rootdir / base
+    return base / Path(str(node.path)).stem / f"{_short(name)}.yaml"
+
+
+def _no_cassette(path: Path, node: Any, rootdir: Path, settings: Settings) -> str:
+    old = _former_path(rootdir, node, settings)
+    if old != path and old.is_file():
+        return (
+            f"no cassette at {path} for {node.nodeid}, but there is one where earlier versions "
+            f"of pytest-opdecide put it:\n    {old}\nCassettes are now named after the test "
+            "module's path, so that same-named modules never share one. Move it:\n"
+            f"    git mv {old} {path}"
+        )
+    return (
+        f"no cassette at {path} for {node.nodeid}.\n"
+        "Record it once: start the local model (scripts/local-model start) and run\n"
+        f"    pytest '{node.nodeid}' --opdecide-record=once"
+    )
+
+
 @contextlib.contextmanager
 def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) -> Iterator[Tape]:
     """Wire every HTTP request of the test to its cassette (replay or record).
@@ -79,12 +105,7 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
     record = "none" if mode == "replay" else settings.record
     hook = request.config.hook
     if mode == "replay" and not path.is_file():
-        pytest.fail(
-            f"no cassette at {path} for {node.nodeid}.\n"
-            "Record it once: start the local model (scripts/local-model start) and run\n"
-            f"    pytest '{node.nodeid}' --opdecide-record=once",
-            pytrace=False,
-        )
+        pytest.fail(_no_cassette(path, node, request.config.rootpath, settings), pytrace=False)
 
     def scrub_hook(interaction: dict[str, Any]) -> dict[str, Any] | None:
         results = hook.pytest_opdecide_scrub_interaction(interaction=interaction, settings=settings)

@@ -189,3 +189,41 @@ def test_two_modules_of_one_name_have_folders_of_their_own(
         assert f"said {path.parts[1]}" in prompt["content"]
     server.stop()
     project.runpytest("--import-mode=importlib").assert_outcomes(passed=4)  # each replays its own
+
+
+def test_a_cassette_where_earlier_versions_put_it_is_named_with_the_move(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    (project.path / "tests").mkdir()
+    (project.path / "tests" / "test_flow.py").write_text(
+        PICK
+        + dedent(
+            """
+            @pytest.mark.opdecide(cassette=True)
+            def test_pick(runtime):
+                assert decision.make("Pick one.", OPTIONS) == "A"
+            """
+        ),
+        encoding="utf-8",
+    )
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    new = project.path / "cassettes" / "tests" / "test_flow" / "test_pick.yaml"
+    old = project.path / "cassettes" / "test_flow" / "test_pick.yaml"
+    old.parent.mkdir()
+    new.rename(old)
+    result = project.runpytest()
+    result.assert_outcomes(errors=1)
+    expected = [
+        f"no cassette at {new} for tests/test_flow.py::test_pick, but there is one where "
+        "earlier versions of pytest-opdecide put it:",
+        f"    {old}",
+        "Cassettes are now named after the test module's path, so that same-named modules "
+        "never share one. Move it:",
+        f"    git mv {old} {new}",
+    ]
+    start = result.outlines.index(expected[0])
+    assert result.outlines[start : start + 4] == expected
+    new.parent.mkdir(parents=True, exist_ok=True)
+    old.rename(new)
+    server.stop()
+    project.runpytest().assert_outcomes(passed=1)
