@@ -293,22 +293,20 @@ def _json_string_by_name(text: str, fields: frozenset[str], remember: Callable[[
 
 
 def _json_documents(text: str) -> Iterator[Any]:
-    """The JSON documents written one after the other in ``text`` (streamed pieces of a tool
-    call's arguments add up to one, or to several for several calls)."""
+    """The JSON documents written one after the other in ``text``, from its start (the pieces
+    of a streamed tool call's arguments add up to one, or to several for several calls); none
+    when it does not start with one. Linear: each character is read once."""
     decoder = json.JSONDecoder()
     index = 0
     while True:
-        start = text.find("{", index)
-        other = text.find("[", index)
-        if start < 0 or 0 <= other < start:
-            start = other
-        if start < 0:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index == len(text) or text[index] not in "{[":
             return
         try:
-            document, index = decoder.raw_decode(text, start)
+            document, index = decoder.raw_decode(text, index)
         except ValueError:
-            index = start + 1
-            continue
+            return
         yield document
 
 
@@ -524,8 +522,8 @@ class Scrubber:
 
     def body(self, body: Any, headers: Mapping[str, Any] | None = None) -> Any:
         """A body (text or bytes) with secret-named JSON fields replaced, in each event of a
-        stream too; other bodies as they are. Fields of bodies that are not UTF-8 (or not
-        JSON) are remembered, to be replaced by value."""
+        stream too; other bodies as they are. The secret fields of a JSON body that is not
+        UTF-8 (UTF-16, Latin-1) are remembered, to be replaced in its bytes by value."""
         text = body_text(body)
         if text is None:
             self._remember_undecoded(body)
@@ -585,13 +583,13 @@ class Scrubber:
                     headers[name] = [secrets.text(str(item)) for item in value]
                 else:
                     headers[name] = secrets.text(str(value))
-        request["body"] = body_by_value(request.get("body"), secrets, request.get("headers"))
+        request["body"] = _body_by_value(request.get("body"), secrets, request.get("headers"))
         status = response.get("status")
         if isinstance(status, dict) and isinstance(status.get("message"), str):
             status["message"] = secrets.text(status["message"])
         body = response.get("body")
         if isinstance(body, dict) and "string" in body:
-            body["string"] = body_by_value(body["string"], secrets, response.get("headers"))
+            body["string"] = _body_by_value(body["string"], secrets, response.get("headers"))
 
     def text(self, text: str) -> str:
         """The safety net over the serialised cassette: every form of every secret, and any
@@ -599,7 +597,7 @@ class Scrubber:
         return self.secrets.text(text)
 
 
-def body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | None = None) -> Any:
+def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | None = None) -> Any:
     """A body with every form of every secret replaced: in each string of a JSON body, across
     the events of a stream, in the text of other bodies, in the bytes of bodies that are not
     UTF-8."""
