@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_opdecide._credentials import credential_values
+from pytest_opdecide._credentials import credential_values, registered
 from pytest_opdecide._scrub import (
     SECRET_HEADERS,
     Redaction,
@@ -21,6 +21,8 @@ from pytest_opdecide._scrub import (
     shown_uri,
 )
 from pytest_opdecide._secrets import MIN_SECRET_LENGTH, PLACEHOLDER, Secrets, env_secrets
+from pytest_opdecide.questions import OpenAICompatibleDecisionProvider, openai_compatible
+from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
 SECRET = "s3cr3t-value-for/tests+1"
 
@@ -336,3 +338,28 @@ def test_recordings_hold_no_secret_either() -> None:
         "reply": {"tool_calls": [{"arguments": {"api_key": PLACEHOLDER}}]},
         "text": f"echo {PLACEHOLDER} and {PLACEHOLDER}",
     }
+
+
+def test_runtimes_and_providers_register_what_they_are_configured_with() -> None:
+    OpenAICompatibleRuntime(
+        "https://rt-user:rt-password-1@host/v1",
+        api_key="rt-key-0a1b2c3d",
+        default_headers={"X-Gateway": "rt-gateway-9f8e", "Accept": "application/json"},
+    )
+    OpenAICompatibleDecisionProvider(
+        api_key="qp-key-4d5e6f7a",
+        base_url="https://qp-user:qp-password-2@host/v1",
+        default_headers={"api-key": "qp-azure-1b2c"},
+    )
+    openai_compatible.resolve(environ={"OPENAI_API_KEY": "qp-env-key-8c9d0e"})
+    assert {
+        "rt-key-0a1b2c3d",
+        "rt-gateway-9f8e",
+        "rt-password-1",
+        "rt-user:rt-password-1",
+        "qp-key-4d5e6f7a",
+        "qp-azure-1b2c",
+        "qp-password-2",
+        "qp-env-key-8c9d0e",
+    } <= registered()
+    assert "application/json" not in registered()
