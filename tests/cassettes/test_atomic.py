@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 from _openai_server import OpenAIServer
 
+from pytest_opdecide._cassette_file import CassetteCorrupt, write_cassette
 from pytest_opdecide._files import write_atomic
+from pytest_opdecide._scrub import Scrubber
+from pytest_opdecide._secrets import Secrets
 
 from ._support import cassette, contents, dedent, error_text
 
@@ -247,3 +250,19 @@ def test_a_corrupt_cassette_names_the_file_and_how_to_record_it(
     assert "re-record it: start the local model (scripts/local-model start), then run" in message
     assert "    pytest 'test_atomic.py::test_flow' --opdecide-record=rewrite" in message
     assert server.received == []
+
+
+def test_a_secret_the_last_net_cannot_remove_cleanly_writes_nothing(tmp_path: Path) -> None:
+    """A secret equal to a word of the file's own layout ("interactions") would break it:
+    the write is refused, naming why, rather than writing a broken or a leaking file."""
+    path = tmp_path / "c" / "x.yaml"
+    request = {"method": "GET", "uri": "http://h/v1", "headers": {}, "body": None}
+    response = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b""}}
+    scrubber = Scrubber(secrets=Secrets(["interactions"]))
+    with pytest.raises(CassetteCorrupt) as raised:
+        write_cassette(path, [(request, response)], scrubber=scrubber)
+    assert str(raised.value) == (
+        f"cassette {path} was not written: a secret could not be removed without breaking the "
+        "file (ValueError). Scrub it in a pytest_opdecide_scrub_interaction hook."
+    )
+    assert not path.parent.exists() or list(path.parent.iterdir()) == []
