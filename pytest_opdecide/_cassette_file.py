@@ -74,13 +74,31 @@ def write_cassette(
     scrub_hook: ScrubHook | None = None,
 ) -> None:
     """Write ``interactions`` (request and response dicts, as vcrpy records them) to ``path``,
-    scrubbed, whole or not at all. The dicts are not changed."""
+    scrubbed, whole or not at all. The dicts are not changed.
+
+    Raises:
+        CassetteCorrupt: The scrubbed text is no longer a cassette (the last net replaced
+            something the passes over the data had not: a secret spanning YAML syntax).
+            Nothing is written.
+    """
+    pairs = [
+        (copy.deepcopy(request), copy.deepcopy(response)) for request, response in interactions
+    ]
+    scrubber.interactions(pairs)
     stored = []
-    for request, response in interactions:
-        request, response = copy.deepcopy(request), copy.deepcopy(response)
-        scrubber.interaction(request, response)
+    for request, response in pairs:
         if scrub_hook is not None:
             request, response = _run_user_scrub(request, response, scrub_hook)
         stored.append({"request": request, "response": response})
     text = ReadableYaml.serialize({"interactions": stored, "version": 1})
-    write_atomic(path, scrubber.text(text))
+    scrubbed = scrubber.text(text)
+    if scrubbed != text:
+        try:
+            ReadableYaml.deserialize(scrubbed)
+        except Exception as exc:
+            raise CassetteCorrupt(
+                f"cassette {path} was not written: a secret could not be removed without "
+                f"breaking the file ({type(exc).__name__}). Scrub it in a "
+                "pytest_opdecide_scrub_interaction hook."
+            ) from None
+    write_atomic(path, scrubbed)

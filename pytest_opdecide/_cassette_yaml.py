@@ -31,8 +31,10 @@ __all__ = [
     "dump_yaml",
     "header",
     "load_yaml",
+    "parse_events",
     "raw_body",
     "readable_body",
+    "render_events",
 ]
 
 
@@ -241,7 +243,10 @@ def body_text(body: Any) -> str | None:
     return str(body)
 
 
-def _parse_events(text: str) -> list[Any] | None:
+def parse_events(text: str) -> list[Any] | None:
+    """A server-sent event stream's events: ``{"data": ...}`` for a one-line ``data:`` event
+    (objects and arrays parsed), ``{"raw": text}`` for any other; ``None`` when the text is not
+    an event stream."""
     events: list[Any] = []
     # Servers may end lines with CRLF (sse-starlette does): the same events to a client.
     text = text.replace("\r\n", "\n")
@@ -266,7 +271,8 @@ def _parse_events(text: str) -> list[Any] | None:
     return events
 
 
-def _render_events(events: list[Any]) -> str:
+def render_events(events: list[Any]) -> str:
+    """The text of the events :func:`parse_events` read (the same events to a client)."""
     out = []
     for event in events:
         if "raw" in event:
@@ -286,7 +292,7 @@ def readable_body(body: Any, headers: Mapping[str, Any]) -> Any:
         return body
     kind = header(headers, "content-type")
     if "event-stream" in kind:
-        events = _parse_events(text)
+        events = parse_events(text)
         if events is not None:
             return {"events": events}
     if text[:1] in "{[":
@@ -303,7 +309,7 @@ def raw_body(body: Any) -> Any:
         if "json" in body:  # compact, as servers send it
             return json.dumps(body["json"], ensure_ascii=False, separators=(",", ":"))
         if "events" in body:
-            return _render_events(body["events"])
+            return render_events(body["events"])
     return body
 
 

@@ -36,6 +36,7 @@ from pytest_opdecide._cassette_file import (
     ScrubHook,
     write_cassette,
 )
+from pytest_opdecide._cassette_logs import credentials_kept_out_of_logs
 from pytest_opdecide._http_replay import replaying
 from pytest_opdecide._matching import CassetteMismatch
 from pytest_opdecide._replay import CassetteTransport
@@ -106,7 +107,7 @@ def use_cassette(
     tape = Tape(where, volatile=volatile, scrub_fields=scrub_fields, nodeid=nodeid, mode=record)
     machine = VcrCassette(tape, record)
     try:
-        with machine.open(where):
+        with credentials_kept_out_of_logs(), machine.open(where):
             # Only replaying: this package's clients are answered here, the fast way.
             machine.replaying_here = machine.protected
             with (

@@ -1,13 +1,30 @@
-"""Writing files whole or not at all: cassettes, recordings and menu snapshots."""
+"""Writing files whole or not at all: cassettes, recordings and menu snapshots.
+
+A file is written to a temporary file first, then renamed over its final name. The temporary
+file lives in a hidden folder of its own next to the final file (``.opdecide-tmp-...``), made
+for this one write and removed after it, which holds a ``.gitignore`` that ignores everything in
+it, itself included: a write interrupted by a crash or a ``kill -9`` leaves nothing that
+``git add`` would pick up, and a later write to the same folder removes what such a write left
+behind once it is :data:`STALE_AFTER_S` seconds old.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["STALE_AFTER_S", "TEMPORARY_FOLDER", "write_atomic"]
+
+TEMPORARY_FOLDER = ".opdecide-tmp-"
+"""How the hidden folder of each write begins (a random part follows)."""
+STALE_AFTER_S = 600.0
+"""A temporary folder this old (in seconds) belongs to a write that never finished."""
+_GITIGNORE = b"*\n"
+"""Ignores everything in its folder, itself included; one write of two bytes (a file cut short
+still holds ``*``)."""
 
 
 def _umask() -> int:
@@ -28,23 +45,45 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~_umask()
 
 
+def _remove_stale(folder: Path) -> None:
+    """Remove the temporary folders of writes that never finished (old enough to be sure)."""
+    limit = time.time() - STALE_AFTER_S
+    for hidden in folder.glob(f"{TEMPORARY_FOLDER}*"):
+        with contextlib.suppress(OSError):
+            if hidden.is_dir() and hidden.stat().st_mtime < limit:
+                for leftover in hidden.iterdir():
+                    leftover.unlink()
+                hidden.rmdir()
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` whole or not at all.
 
-    The text goes to a temporary file in the same directory, is flushed to disk, and replaces
-    ``path`` in one rename: a reader (or a crash) never sees half a file. The file keeps the mode
-    of the one it replaces, else gets the mode a new file would (0666 less the umask), not the
-    private mode of the temporary file.
+    The text goes to a temporary file in a hidden folder next to ``path`` (the same file
+    system; see the module's docstring), is flushed to disk, and replaces ``path`` in one
+    rename: a reader (or a crash) never sees half a file, and ``git add`` never sees the
+    temporary file. The file keeps the mode of the one it replaces, else gets the mode a new
+    file would (0666 less the umask), not the private mode of the temporary file.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _remove_stale(path.parent)
+    hidden = Path(tempfile.mkdtemp(prefix=TEMPORARY_FOLDER, dir=path.parent))
+    ignore = hidden / ".gitignore"
+    tmp = hidden / path.name
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, _GITIGNORE)
+        finally:
+            os.close(fd)
+        with open(tmp, "x", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, _file_mode(path))
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+        ignore.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            hidden.rmdir()

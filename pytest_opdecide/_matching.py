@@ -1,6 +1,6 @@
 """Matching a request with the recorded ones, and the diff shown when nothing matches.
 
-A request matches a recorded one when its method, URL path, query string (key-like values as
+A request matches a recorded one when its method, URL path, query string (secret values as
 stored) and body agree. JSON bodies compare by content: key order is ignored, and so are the
 *volatile* paths a test names (``messages.*.id``: an id or a timestamp that changes on every
 run). Both sides are compared as the cassette stores them (see :mod:`._scrub`), so a recorded
@@ -25,7 +25,7 @@ from urllib.parse import urlencode, urlsplit
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 from pytest_opdecide._cassette_yaml import body_text, dump_yaml
-from pytest_opdecide._scrub import DEFAULT_BODY_FIELDS, as_stored, scrubbed_query, shown_uri
+from pytest_opdecide._scrub import Redaction, as_stored, shown_uri, stored_route
 
 __all__ = [
     "CassetteMismatch",
@@ -97,37 +97,39 @@ def drop_path(value: Any, path: list[str]) -> Any:
 
 
 def comparable_body(
-    body: Any, volatile: tuple[str, ...], scrub_fields: tuple[str, ...] = DEFAULT_BODY_FIELDS
+    body: Any, volatile: tuple[str, ...], redaction: Redaction | None = None
 ) -> Any:
-    """A request body as compared: parsed JSON without the volatile paths, else the text.
+    """A request body as compared: parsed JSON without the volatile paths, else the text (or
+    the bytes, for a body that is not UTF-8).
 
-    Both sides are compared as they are stored: the scrubbed body fields and key-like text
+    Both sides are compared as they are stored (see :func:`~._scrub.as_stored`): secrets
     stand as the placeholder, so a recorded request still matches the request that carries
     the real secret. The result is shared (cached): never change it.
     """
+    redaction = Redaction() if redaction is None else redaction
     if isinstance(body, bytes | str):
-        return _comparable(body, volatile, scrub_fields)
+        return _comparable(body, volatile, redaction)
     text = body_text(body)
-    return body if text is None else _comparable(text, volatile, scrub_fields)
+    return body if text is None else _comparable(text, volatile, redaction)
 
 
 @functools.lru_cache(maxsize=1024)
-def _comparable(body: bytes | str, volatile: tuple[str, ...], scrub_fields: tuple[str, ...]) -> Any:
+def _comparable(body: bytes | str, volatile: tuple[str, ...], redaction: Redaction) -> Any:
     # Cached: a request is compared with every recorded one, and each recorded body with every
     # request, so the same bodies come back over and over.
     text = body_text(body)
     if text is None:
-        return body
+        return as_stored(body, redaction)
     if text[:1] in "{[":
         try:
             value = json.loads(text)
         except ValueError:
-            return as_stored(text, frozenset())
-        value = as_stored(value, frozenset(scrub_fields))
+            return as_stored(text, redaction)
+        value = as_stored(value, redaction)
         for dotted in volatile:
             value = drop_path(value, dotted.split("."))
         return value
-    return as_stored(text, frozenset())
+    return as_stored(text, redaction)
 
 
 def forget_parsed_bodies() -> None:
@@ -140,12 +142,12 @@ def request_key(
     uri: str,
     body: Any,
     volatile: tuple[str, ...],
-    scrub_fields: tuple[str, ...] = DEFAULT_BODY_FIELDS,
+    redaction: Redaction | None = None,
 ) -> RequestKey:
     """What matching compares of a request, as one value (equal keys: the requests match)."""
-    parts = urlsplit(uri)
-    query = tuple(sorted(scrubbed_query(parts.query))) if parts.query else ()
-    return (method, parts.path, query, comparable_body(body, volatile, scrub_fields))
+    redaction = Redaction() if redaction is None else redaction
+    path, query = stored_route(uri, redaction.secrets)
+    return (method, path, query, comparable_body(body, volatile, redaction))
 
 
 def _pretty(body: Any) -> list[str]:
@@ -205,11 +207,11 @@ def _volatile_hint(recorded: Any, sent: Any, volatile: tuple[str, ...]) -> str:
     )
 
 
-def _route(request: SentRequest) -> str:
+def _route(request: SentRequest, redaction: Redaction) -> str:
     """Method, path and (scrubbed) query: what matching compares besides the body."""
-    parts = urlsplit(request.uri)
-    query = urlencode(sorted(scrubbed_query(parts.query)), safe="<>")
-    return f"{request.method} {parts.path}" + (f"?{query}" if query else "")
+    path, query = stored_route(request.uri, redaction.secrets)
+    shown = urlencode(query, safe="<>")
+    return f"{request.method} {path}" + (f"?{shown}" if shown else "")
 
 
 def mismatch_message(
@@ -221,7 +223,7 @@ def mismatch_message(
     volatile: tuple[str, ...],
     nodeid: str,
     mode: str,
-    scrub_fields: tuple[str, ...] = DEFAULT_BODY_FIELDS,
+    redaction: Redaction,
 ) -> str:
     """Why ``request`` matched nothing, with a diff against the nearest recorded request.
 
@@ -233,16 +235,16 @@ def mismatch_message(
         volatile: The body paths ignored when matching.
         nodeid: The test's id, for the "re-record it" hint.
         mode: The record mode, as the message names it.
-        scrub_fields: The body fields compared as scrubbed.
+        redaction: How requests are compared as stored (and shown: never a secret).
     """
     head = (
         f"the test sent a request that is not in cassette {path} (record mode {mode}):\n"
-        f"    {request.method} {shown_uri(request.uri)}\n"
+        f"    {request.method} {shown_uri(request.uri, redaction.secrets)}\n"
     )
     if not recorded:
         return head + "The cassette holds no interactions.\n" + rerecord_hint(path, nodeid)
-    wanted = comparable_body(request.body, volatile, scrub_fields)
-    bodies = [comparable_body(other.body, volatile, scrub_fields) for other in recorded]
+    wanted = comparable_body(request.body, volatile, redaction)
+    bodies = [comparable_body(other.body, volatile, redaction) for other in recorded]
     wanted_path = urlsplit(request.uri).path
 
     def distance(index: int) -> tuple[int, float, int]:
@@ -259,9 +261,9 @@ def mismatch_message(
     nearest = min(range(len(recorded)), key=distance)
     other = recorded[nearest]
     lines: list[str] = []
-    if _route(other) != _route(request):
-        lines.append(f"-   {_route(other)}")
-        lines.append(f"+   {_route(request)}")
+    if _route(other, redaction) != _route(request, redaction):
+        lines.append(f"-   {_route(other, redaction)}")
+        lines.append(f"+   {_route(request, redaction)}")
     diff = list(
         difflib.unified_diff(
             _pretty(bodies[nearest]),

@@ -1,7 +1,7 @@
 """The plugin side of cassettes: where each test's cassette lives, and the fixture glue.
 
 A ``cassette=True`` test's ``runtime`` and ``decision_provider`` fixtures wire its HTTP requests
-to ``<rootdir>/<cassette_dir>/<test module>/<[Class.]test name>.yaml`` through
+to ``<rootdir>/<cassette_dir>/<test module's path>/<[Class.]test name>.yaml`` through
 :func:`~pytest_opdecide._cassettes.use_cassette`; what only pytest knows (the test's id and
 outcome, the run's other modules, the project's scrub hook) comes from here, and so do the
 failures that name a fix (``pytest.fail``).
@@ -42,40 +42,53 @@ def _short(name: str, limit: int = 80) -> str:
     return f"{base}-{param}-{digest}" if param else f"{base}-{digest}"
 
 
+def _module_parts(rootdir: Path, module: Path) -> tuple[str, ...]:
+    """The test module's path under the rootdir, without ``.py`` (``tests/orders/test_flow``);
+    a module outside the rootdir gets ``_outside/<its folder's hash>/<name>``."""
+    try:
+        parts = module.with_suffix("").relative_to(rootdir).parts
+    except ValueError:
+        digest = hashlib.sha256(str(module.parent).encode()).hexdigest()[:8]
+        return ("_outside", digest, _short(module.stem))
+    return tuple(_short(part) for part in parts)
+
+
 def cassette_path(rootdir: Path, node: Any, settings: Settings) -> Path:
-    """``<rootdir>/<cassette_dir>/<test module>/<[Class.]test name>.yaml``."""
-    module = Path(str(node.path)).stem
-    name = node.name
-    cls = getattr(node, "cls", None)
-    if cls is not None:
-        name = f"{cls.__name__}.{name}"
+    """``<rootdir>/<cassette_dir>/<test module's path>/<[Class.]test name>.yaml``: one file per
+    test of the session, whatever the modules' names (``tests/orders/test_flow.py`` and
+    ``tests/refunds/test_flow.py`` have folders of their own), on every xdist worker."""
+    classes = [item.name for item in node.listchain() if isinstance(item, pytest.Class)]
     base = Path(settings.cassette_dir)
     if not base.is_absolute():
         base = rootdir / base
-    return base / module / f"{_short(name)}.yaml"
+    folder = base.joinpath(*_module_parts(rootdir, Path(str(node.path))))
+    return folder / f"{_short('.'.join([*classes, node.name]))}.yaml"
 
 
-_folder_owners = pytest.StashKey[dict[Path, Path]]()
+def _former_path(rootdir: Path, node: Any, settings: Settings) -> Path:
+    """Where earlier versions put the cassette: ``<cassette_dir>/<module name>/...``."""
+    cls = getattr(node, "cls", None)
+    name = f"{cls.__name__}.{node.name}" if cls is not None else node.name
+    base = Path(settings.cassette_dir)
+    if not base.is_absolute():
+        base = rootdir / base
+    return base / Path(str(node.path)).stem / f"{_short(name)}.yaml"
 
 
-def _claim_folder(config: pytest.Config, folder: Path, module: Path) -> None:
-    """Fail the test when another test module of this run already uses its cassette folder.
-
-    The folder is named after the module's file name alone, so ``tests/a/test_x.py`` and
-    ``tests/b/test_x.py`` would read and write each other's cassettes.
-    """
-    owners = config.stash.setdefault(_folder_owners, {})
-    owner = owners.setdefault(folder, module)
-    if owner != module:
-        pytest.fail(
-            f"two test modules share the cassette folder {folder}:\n"
-            f"    {owner}\n    {module}\n"
-            "Cassettes are named after the module's file name and the test's name, so tests "
-            "of the same name would replay and overwrite each other's cassettes. Rename one "
-            "module, or give one module a folder of its own:\n"
-            f'    pytestmark = pytest.mark.opdecide(cassette_dir="cassettes/{module.parent.name}")',
-            pytrace=False,
+def _no_cassette(path: Path, node: Any, rootdir: Path, settings: Settings) -> str:
+    old = _former_path(rootdir, node, settings)
+    if old != path and old.is_file():
+        return (
+            f"no cassette at {path} for {node.nodeid}, but there is one where earlier versions "
+            f"of pytest-opdecide put it:\n    {old}\nCassettes are now named after the test "
+            "module's path, so that same-named modules never share one. Move it:\n"
+            f"    git mv {old} {path}"
         )
+    return (
+        f"no cassette at {path} for {node.nodeid}.\n"
+        "Record it once: start the local model (scripts/local-model start) and run\n"
+        f"    pytest '{node.nodeid}' --opdecide-record=once"
+    )
 
 
 @contextlib.contextmanager
@@ -89,16 +102,10 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
     """
     node = request.node
     path = cassette_path(request.config.rootpath, node, settings)
-    _claim_folder(request.config, path.parent, Path(str(node.path)))
     record = "none" if mode == "replay" else settings.record
     hook = request.config.hook
     if mode == "replay" and not path.is_file():
-        pytest.fail(
-            f"no cassette at {path} for {node.nodeid}.\n"
-            "Record it once: start the local model (scripts/local-model start) and run\n"
-            f"    pytest '{node.nodeid}' --opdecide-record=once",
-            pytrace=False,
-        )
+        pytest.fail(_no_cassette(path, node, request.config.rootpath, settings), pytrace=False)
 
     def scrub_hook(interaction: dict[str, Any]) -> dict[str, Any] | None:
         results = hook.pytest_opdecide_scrub_interaction(interaction=interaction, settings=settings)

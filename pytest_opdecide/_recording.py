@@ -11,7 +11,10 @@ fakes read the file: see ``fake_runtimes._recorded``): one ``RecordedReply`` ste
 call, replayed in order, each checking that its call offers the recorded options and tools.
 
 Unlike an HTTP cassette, a recording does not depend on the wire format of any provider: it is
-the conversation as the decision code sees it.
+the conversation as the decision code sees it. It is scrubbed as a cassette is (see
+:func:`~pytest_opdecide._scrub.scrub_data`): secret-named fields (a tool call's ``api_key``
+argument) and every known secret (configured credentials, secret environment variables) are
+written as ``<REDACTED>``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pytest_opdecide._adapter import as_runtime
 from pytest_opdecide._files import write_atomic
 from pytest_opdecide._messages import ModelReply, ModelRequest, ToolCall
 from pytest_opdecide._runtime import Runtime
+from pytest_opdecide._scrub import scrub_data
 
 __all__ = ["RecordingRuntime", "exchange_entry"]
 
@@ -166,7 +170,8 @@ class RecordingRuntime(Runtime):
         self.path = Path(path)
         """The recording's file."""
         self.exchanges: list[dict[str, Any]] = []
-        """The entries written so far (what the file holds)."""
+        """The entries written so far (what the file holds: scrubbed)."""
+        self._entries: list[dict[str, Any]] = []
         self._write_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -195,7 +200,10 @@ class RecordingRuntime(Runtime):
             reply = ModelReply(text=reply)
         entry = exchange_entry(request, reply, error)
         with self._write_lock:
-            self.exchanges.append(entry)
+            self._entries.append(entry)
+            # All of it, every time: a secret found by name in this call is removed from the
+            # calls before it too.
+            self.exchanges = scrub_data(self._entries)
             document = {"exchanges": self.exchanges, "version": FORMAT_VERSION}
             text = yaml.dump(
                 document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100

@@ -182,8 +182,8 @@ SETTINGS: tuple[Setting, ...] = (
         "scrub_fields",
         _names,
         (),
-        "more JSON body fields replaced by a placeholder in cassettes (always: api_key, apiKey, "
-        "access_token, password, secret)",
+        "more JSON body fields replaced by a placeholder in cassettes (besides the secret-named "
+        "ones, always: api_key, access_token, client_secret, password...)",
     ),
     Setting(
         "update_snapshots",

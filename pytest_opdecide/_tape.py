@@ -27,7 +27,7 @@ from pytest_opdecide._matching import (
     request_key,
     rerecord_hint,
 )
-from pytest_opdecide._scrub import DEFAULT_BODY_FIELDS, shown_uri
+from pytest_opdecide._scrub import DEFAULT_BODY_FIELDS, Redaction, shown_uri
 
 __all__ = ["Interaction", "Tape", "UnplayedInteractions"]
 
@@ -42,7 +42,7 @@ class Interaction:
 
     Attributes:
         method: The request's method.
-        uri: The request's URL (as recorded: key-like query values as the placeholder).
+        uri: The request's URL (as recorded: no user info, secrets as the placeholder).
         body: The request's body as sent, or ``None``.
         request_headers: The request's headers (name to values).
         status: The response's status code.
@@ -130,7 +130,7 @@ class Tape:
         path: The cassette file (for messages).
         interactions: Its interactions, in order (none: an empty or a new cassette).
         volatile: Dotted JSON body paths ignored when matching.
-        scrub_fields: JSON body fields compared as scrubbed.
+        scrub_fields: JSON body fields compared as scrubbed, besides the secret-named ones.
         nodeid: The test's id, for the "re-record it" hints of messages.
         mode: The record mode (for messages).
     """
@@ -148,6 +148,9 @@ class Tape:
         self.path = path
         self.volatile = volatile
         self.scrub_fields = scrub_fields
+        self.redaction = Redaction(scrub_fields)
+        """How requests are compared as stored (the known secrets are read when first
+        needed)."""
         self.nodeid = nodeid
         self.mode = mode
         self.played_elsewhere: Callable[[int], bool] = lambda index: False
@@ -185,7 +188,7 @@ class Tape:
         if known is None:
             stored = self.interactions[index]
             known = self._keys[index] = request_key(
-                stored.method, stored.uri, stored.body, self.volatile, self.scrub_fields
+                stored.method, stored.uri, stored.body, self.volatile, self.redaction
             )
         return known
 
@@ -202,7 +205,7 @@ class Tape:
             if stored.body == body and stored.uri == uri and stored.method == method:
                 return index
             if wanted is None:
-                wanted = request_key(method, uri, body, self.volatile, self.scrub_fields)
+                wanted = request_key(method, uri, body, self.volatile, self.redaction)
             if self.key(index) == wanted:
                 return index
         return None
@@ -224,7 +227,7 @@ class Tape:
         what record mode ``all`` keeps of the old file (the rest was recorded again)."""
         again = [  # keys hold parsed JSON: compared, not hashed
             request_key(
-                request["method"], request["uri"], request["body"], self.volatile, self.scrub_fields
+                request["method"], request["uri"], request["body"], self.volatile, self.redaction
             )
             for request, _ in recorded
         ]
@@ -244,7 +247,7 @@ class Tape:
             volatile=self.volatile,
             nodeid=self.nodeid,
             mode=self.mode,
-            scrub_fields=self.scrub_fields,
+            redaction=self.redaction,
         )
         return CassetteMismatch(message, path=self.path, method=method, uri=uri)
 
@@ -254,7 +257,8 @@ class Tape:
         if not unplayed:
             return ""
         shown = "\n".join(
-            f"    #{i}: {self.interactions[i].method} {shown_uri(self.interactions[i].uri)}"
+            f"    #{i}: {self.interactions[i].method} "
+            f"{shown_uri(self.interactions[i].uri, self.redaction.secrets)}"
             for i in unplayed[:10]
         )
         more = f"\n    ... and {len(unplayed) - 10} more" if len(unplayed) > 10 else ""

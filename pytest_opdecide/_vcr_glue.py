@@ -187,7 +187,7 @@ class VcrCassette:
 
     def _key(self, request: Any) -> RequestKey:
         return request_key(
-            request.method, request.uri, request.body, self.tape.volatile, self.tape.scrub_fields
+            request.method, request.uri, request.body, self.tape.volatile, self.tape.redaction
         )
 
     def _stored_key(self, request: Any) -> RequestKey:

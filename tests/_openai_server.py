@@ -141,8 +141,7 @@ class OpenAIServer:
 
     def start(self) -> OpenAIServer:
         """Bind to a free port on 127.0.0.1 and serve in a daemon thread."""
-        handler = _handler_for(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -159,6 +158,10 @@ class OpenAIServer:
             self._thread.join(timeout=10)
         self._server = None
         self._thread = None
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler (a subclass may extend it)."""
+        return _handler_for(self)
 
     def __enter__(self) -> OpenAIServer:
         return self.start()

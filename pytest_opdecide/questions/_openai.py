@@ -30,6 +30,7 @@ from typing import Any, Final, Literal, TypeVar
 import httpx
 from pydantic import JsonValue
 
+from pytest_opdecide._credentials import register_client
 from pytest_opdecide._http_errors import (
     StatusKind,
     clip,
@@ -238,6 +239,7 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
         self.model = model or None
         self.timeout = float(timeout)
         self.default_headers = dict(default_headers or {})
+        register_client(api_key=api_key, headers=default_headers, url=base_url)  # for cassettes
         self.transport = transport
         self.top_logprobs = top_logprobs
         self.logprobs = logprobs

@@ -28,6 +28,7 @@ from typing import Any, Final, Generic, Literal, Protocol, TypeAlias, TypeVar, r
 
 import httpx
 
+from pytest_opdecide._credentials import register
 from pytest_opdecide._words import bool_word
 from pytest_opdecide.questions._abort import AbortSignal, run_abortable
 from pytest_opdecide.questions._errors import (
@@ -415,6 +416,7 @@ def resolve_provider_config(
                 env_var=slot.default_env,
             )
         values[name] = value
+    register(values[name] for name, slot in slots.items() if slot.type == "secret")  # cassettes
     return config.with_values(values)
 
 

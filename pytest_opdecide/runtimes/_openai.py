@@ -12,6 +12,7 @@ from typing import Any, Self
 
 import httpx
 
+from pytest_opdecide._credentials import register_client
 from pytest_opdecide._http_replay import replay_async_client, replay_client
 from pytest_opdecide._messages import ModelReply, ModelRequest
 from pytest_opdecide._runtime import Runtime
@@ -191,6 +192,7 @@ class OpenAICompatibleRuntime(Runtime):
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key.value}"
         self._headers = headers
+        register_client(api_key=api_key, headers=default_headers, url=base_url)  # for cassettes
         secrets = [value for name, value in headers.items() if name.lower() in SECRET_HEADERS]
         if self._api_key is not None:
             secrets.append(self._api_key.value)

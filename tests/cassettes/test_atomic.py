@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import stat
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 from _openai_server import OpenAIServer
+
+from pytest_opdecide._cassette_file import CassetteCorrupt, write_cassette
+from pytest_opdecide._files import write_atomic
+from pytest_opdecide._scrub import Scrubber
+from pytest_opdecide._secrets import Secrets
 
 from ._support import cassette, contents, dedent, error_text
 
@@ -64,6 +75,83 @@ def test_a_test_that_fails_while_recording_writes_nothing(
     project.runpytest("--opdecide-record=once").assert_outcomes(failed=1)
     assert len(server.completions) == 2  # it did talk to the server...
     assert contents(project) == {}  # ...and kept nothing
+
+
+KILLED_MID_WRITE = dedent(
+    """
+    import os
+    import signal
+
+    import pytest
+
+    @pytest.fixture(autouse=True)
+    def killed_while_the_cassette_is_written(monkeypatch):
+        def fsync(fd):
+            os.kill(os.getpid(), signal.SIGKILL)  # as a kill -9 or a power cut would
+        monkeypatch.setattr(os, "fsync", fsync)
+    """
+)
+
+
+def git(project: pytest.Pytester, *arguments: str) -> str:
+    done = subprocess.run(
+        ["git", *arguments], cwd=project.path, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_recording_killed_mid_write_leaves_nothing_git_add_picks_up(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makeconftest(KILLED_MID_WRITE)
+    project.makepyfile(test_atomic=TESTS)
+    killed = project.runpytest_subprocess("--opdecide-record=once")
+    assert killed.ret == -signal.SIGKILL
+    assert len(server.completions) == 2
+    folder = project.path / "cassettes" / "test_atomic"
+    left = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert len(left) == 2, left  # the write really was cut short: its temporary file is there
+    assert all(name.startswith(".opdecide-tmp-") for name in left)
+    assert not (folder / "test_flow.yaml").exists()
+
+    git(project, "init", "-q")
+    git(project, "add", "cassettes/")
+    assert git(project, "status", "--porcelain", "--untracked-files=all", "cassettes") == ""
+
+    # A later write to the folder removes what the killed one left, once it is old enough.
+    (hidden,) = folder.glob(".opdecide-tmp-*")
+    old = time.time() - 3600
+    for path in (*hidden.iterdir(), hidden):
+        os.utime(path, (old, old))
+    (project.path / "conftest.py").unlink()
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    assert sorted(p.name for p in folder.iterdir()) == ["test_flow.yaml"]
+    git(project, "add", "cassettes/")
+    assert git(project, "status", "--porcelain", "cassettes") == (
+        "A  cassettes/test_atomic/test_flow.yaml\n"
+    )
+
+
+def test_a_write_in_progress_is_never_visible_to_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file of a write lives in a folder whose .gitignore ignores it (and
+    itself): seen at the moment of the rename, it is invisible to git."""
+    seen: list[list[str]] = []
+    real_replace = os.replace
+
+    def replace(source: str | Path, target: str | Path) -> None:
+        hidden = Path(source).parent
+        seen.append(sorted(p.name for p in hidden.iterdir()))
+        assert (hidden / ".gitignore").read_text() == "*\n"
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    write_atomic(tmp_path / "c" / "x.yaml", "version: 1\n")
+    monkeypatch.undo()
+    assert seen == [[".gitignore", "x.yaml"]]
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["x.yaml"]
 
 
 def test_a_failing_test_leaves_the_old_cassette_alone(
@@ -162,3 +250,19 @@ def test_a_corrupt_cassette_names_the_file_and_how_to_record_it(
     assert "re-record it: start the local model (scripts/local-model start), then run" in message
     assert "    pytest 'test_atomic.py::test_flow' --opdecide-record=rewrite" in message
     assert server.received == []
+
+
+def test_a_secret_the_last_net_cannot_remove_cleanly_writes_nothing(tmp_path: Path) -> None:
+    """A secret equal to a word of the file's own layout ("interactions") would break it:
+    the write is refused, naming why, rather than writing a broken or a leaking file."""
+    path = tmp_path / "c" / "x.yaml"
+    request = {"method": "GET", "uri": "http://h/v1", "headers": {}, "body": None}
+    response = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b""}}
+    scrubber = Scrubber(secrets=Secrets(["interactions"]))
+    with pytest.raises(CassetteCorrupt) as raised:
+        write_cassette(path, [(request, response)], scrubber=scrubber)
+    assert str(raised.value) == (
+        f"cassette {path} was not written: a secret could not be removed without breaking the "
+        "file (ValueError). Scrub it in a pytest_opdecide_scrub_interaction hook."
+    )
+    assert not path.parent.exists() or list(path.parent.iterdir()) == []

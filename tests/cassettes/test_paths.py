@@ -1,4 +1,4 @@
-"""Where a cassette is written: ``<cassette dir>/<test module>/<test name>.yaml``."""
+"""Where a cassette is written: ``<cassette dir>/<test module's path>/<test name>.yaml``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from _openai_server import OpenAIServer
 from pytest_opdecide._pytest_cassettes import _short, cassette_path
 from pytest_opdecide._settings import resolve
 
-from ._support import cassette, dedent, write_ini
+from ._support import cassette, dedent, interactions, write_ini
 
 PICK = dedent(
     """
@@ -129,49 +129,101 @@ def test_directory_is_configurable(
     assert not (project.path / "cassettes").exists()
 
 
+def _node(path: Path, name: str) -> SimpleNamespace:
+    return SimpleNamespace(path=path, name=name, listchain=list)
+
+
 def test_absolute_directory(tmp_path: Path) -> None:
     settings = resolve(cli={}, marker={}, fixture={"cassette_dir": str(tmp_path / "c")}, ini={})
-    node = SimpleNamespace(path=Path("/repo/tests/test_x.py"), name="test_y", cls=None)
-    assert cassette_path(Path("/repo"), node, settings) == tmp_path / "c" / "test_x" / "test_y.yaml"
-
-
-def test_two_modules_of_one_name_cannot_share_a_folder(project: pytest.Pytester) -> None:
-    test = PICK + dedent(
-        """
-        @pytest.mark.opdecide(cassette=True)
-        def test_pick(runtime):
-            assert decision.make("Pick one.", OPTIONS) == "A"
-        """
+    node = _node(Path("/repo/tests/test_x.py"), "test_y")
+    assert cassette_path(Path("/repo"), node, settings) == (
+        tmp_path / "c" / "tests" / "test_x" / "test_y.yaml"
     )
+
+
+def test_a_module_outside_the_rootdir_gets_a_folder_of_its_own() -> None:
+    settings = resolve(cli={}, marker={}, fixture={}, ini={})
+    first = cassette_path(Path("/repo"), _node(Path("/elsewhere/a/test_x.py"), "test_y"), settings)
+    second = cassette_path(Path("/repo"), _node(Path("/elsewhere/b/test_x.py"), "test_y"), settings)
+    assert first.parts[:4] == ("/", "repo", "cassettes", "_outside")
+    assert first.name == second.name == "test_y.yaml"
+    assert first.parent.name == second.parent.name == "test_x"
+    assert first != second
+
+
+NESTED = PICK + dedent(
+    """
+    @pytest.mark.opdecide(cassette=True)
+    def test_pick(runtime):
+        assert decision.make("Pick one, said {module}.", OPTIONS) == "A"
+
+    class TestOuter:
+        class TestInner:
+            @pytest.mark.opdecide(cassette=True)
+            def test_pick(self, runtime):
+                assert decision.make("Pick one, said {module} inside.", OPTIONS) == "A"
+    """
+)
+
+
+def test_two_modules_of_one_name_have_folders_of_their_own(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    """The folder is the module's path under the rootdir: ``orders/test_flow.py`` and
+    ``refunds/test_flow.py`` never share a cassette."""
     for folder in ("orders", "refunds"):
         (project.path / folder).mkdir()
-        (project.path / folder / "test_flow.py").write_text(test, encoding="utf-8")
-    result = project.runpytest("--import-mode=importlib", "--opdecide-record=once")
-    result.assert_outcomes(passed=1, errors=1)
-    message = "\n".join(result.outlines)
-    assert f"two test modules share the cassette folder {project.path}/cassettes/test_flow:" in (
-        message
-    )
-    assert f"    {project.path}/orders/test_flow.py\n    {project.path}/refunds/test_flow.py" in (
-        message
-    )
-    assert 'pytestmark = pytest.mark.opdecide(cassette_dir="cassettes/refunds")' in message
-    # Only the first module's cassette was written: the second never ran.
+        (project.path / folder / "test_flow.py").write_text(
+            NESTED.replace("{module}", folder), encoding="utf-8"
+        )
+    project.runpytest("--import-mode=importlib", "--opdecide-record=once").assert_outcomes(passed=4)
     written = sorted(p.relative_to(project.path) for p in project.path.rglob("*.yaml"))
-    assert written == [Path("cassettes/test_flow/test_pick.yaml")]
+    assert written == [
+        Path("cassettes/orders/test_flow/TestOuter.TestInner.test_pick.yaml"),
+        Path("cassettes/orders/test_flow/test_pick.yaml"),
+        Path("cassettes/refunds/test_flow/TestOuter.TestInner.test_pick.yaml"),
+        Path("cassettes/refunds/test_flow/test_pick.yaml"),
+    ]
+    for path in written:
+        prompt = interactions(project.path / path)[0]["request"]["body"]["json"]["messages"][0]
+        assert f"said {path.parts[1]}" in prompt["content"]
+    server.stop()
+    project.runpytest("--import-mode=importlib").assert_outcomes(passed=4)  # each replays its own
 
-    # The fix the message gives: a folder of its own.
-    (project.path / "refunds" / "test_flow.py").write_text(
-        test.replace(
-            "OPTIONS = ",
-            'pytestmark = pytest.mark.opdecide(cassette_dir="cassettes/refunds")\nOPTIONS = ',
+
+def test_a_cassette_where_earlier_versions_put_it_is_named_with_the_move(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    (project.path / "tests").mkdir()
+    (project.path / "tests" / "test_flow.py").write_text(
+        PICK
+        + dedent(
+            """
+            @pytest.mark.opdecide(cassette=True)
+            def test_pick(runtime):
+                assert decision.make("Pick one.", OPTIONS) == "A"
+            """
         ),
         encoding="utf-8",
     )
-    project.runpytest("--import-mode=importlib", "--opdecide-record=once").assert_outcomes(passed=2)
-    written = sorted(p.relative_to(project.path) for p in project.path.rglob("*.yaml"))
-    assert written == [
-        Path("cassettes/refunds/test_flow/test_pick.yaml"),
-        Path("cassettes/test_flow/test_pick.yaml"),
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    new = project.path / "cassettes" / "tests" / "test_flow" / "test_pick.yaml"
+    old = project.path / "cassettes" / "test_flow" / "test_pick.yaml"
+    old.parent.mkdir()
+    new.rename(old)
+    result = project.runpytest()
+    result.assert_outcomes(errors=1)
+    expected = [
+        f"no cassette at {new} for tests/test_flow.py::test_pick, but there is one where "
+        "earlier versions of pytest-opdecide put it:",
+        f"    {old}",
+        "Cassettes are now named after the test module's path, so that same-named modules "
+        "never share one. Move it:",
+        f"    git mv {old} {new}",
     ]
-    project.runpytest("--import-mode=importlib").assert_outcomes(passed=2)  # both replay
+    start = result.outlines.index(expected[0])
+    assert result.outlines[start : start + 4] == expected
+    new.parent.mkdir(parents=True, exist_ok=True)
+    old.rename(new)
+    server.stop()
+    project.runpytest().assert_outcomes(passed=1)

@@ -1,7 +1,7 @@
 """Real recordings from the local model, replayed offline in every run.
 
-The cassettes in ``cassettes/test_real_model/`` were recorded from the tiny real model that
-``scripts/local-model`` serves (SmolLM2-135M-Instruct behind llama-cpp-python's
+The cassettes in ``cassettes/tests/cassettes/test_real_model/`` were recorded from the tiny
+real model that ``scripts/local-model`` serves (SmolLM2-135M-Instruct behind llama-cpp-python's
 OpenAI-compatible server), through the real components: ``OpenAICompatibleRuntime`` and
 ``OpenAICompatibleDecisionProvider``. Refresh them with ``make cassettes``, or by hand::
 

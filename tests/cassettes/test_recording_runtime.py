@@ -149,6 +149,43 @@ def test_the_file_is_whole_after_each_call(tmp_path: Path) -> None:
         decision.make("Second.", OPTIONS, runtime=replay)
 
 
+def lookup_with_key(order_id: str, api_key: str) -> str:
+    """Look up an order with a key."""
+    return f"Order {order_id}: charged twice."
+
+
+def test_a_recording_holds_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool call's secret-named argument, an environment secret the model echoes and a
+    failure's message are written as placeholders, and the recording still replays."""
+    monkeypatch.setenv("SUPPORT_API_TOKEN", "env-token-5b3d1f9e7c")
+    path = tmp_path / "secret.yaml"
+    inner = ScriptedRuntime(
+        tool_call("lookup_with_key", order_id="A1", api_key="tool-key-2c4e6a8b0d"),
+        "The token env-token-5b3d1f9e7c worked. " + '{"call": "refund"}',
+        error(PermissionError("refused key tool-key-2c4e6a8b0d")),
+    )
+    recorder = RecordingRuntime(inner, path)
+    assert agent("Look up A1.", tools=[lookup_with_key], choices=OPTIONS, runtime=recorder) == (
+        "REFUND"
+    )
+    with pytest.raises(PermissionError):
+        decision.make("Again.", OPTIONS, runtime=recorder)
+    text = path.read_text(encoding="utf-8")
+    assert "env-token-5b3d1f9e7c" not in text
+    assert "tool-key-2c4e6a8b0d" not in text
+    first, second, third = load_recording(path)
+    assert first["reply"]["tool_calls"][0]["arguments"] == {
+        "order_id": "A1",
+        "api_key": "<REDACTED>",
+    }
+    assert second["reply"]["text"] == 'The token <REDACTED> worked. {"call": "refund"}'
+    assert third["error"] == {"type": "PermissionError", "message": "refused key <REDACTED>"}
+    replay = ScriptedRuntime.from_recording(path)
+    assert agent("Look up A1.", tools=[lookup_with_key], choices=OPTIONS, runtime=replay) == (
+        "REFUND"
+    )
+
+
 def test_repicks_are_recorded_and_replayed(tmp_path: Path) -> None:
     path = tmp_path / "repick.yaml"
     inner = ScriptedRuntime("I think a refund is best.", pick("refund"))

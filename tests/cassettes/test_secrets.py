@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -153,3 +154,74 @@ def test_configured_fields_add_to_the_built_in_ones(
     written = "\n".join(p.read_text() for p in secret_project.path.rglob("*.yaml"))
     assert PLAIN_SECRET not in written
     assert SESSION not in written  # the configured field, too
+
+
+URL_PASSWORD = "url-password-8e6c4a2f0d"
+USERINFO_CONFTEST = dedent(
+    f"""
+    import httpx
+    import pytest
+    from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+    @pytest.hookimpl
+    def pytest_opdecide_runtime(request, settings):
+        url = httpx.URL(settings.base_url).copy_with(username="bob", password={URL_PASSWORD!r})
+        return OpenAICompatibleRuntime(
+            str(url) + "?api_key=" + {KEY!r}, model=settings.model
+        )
+    """
+)
+
+
+@pytest.fixture
+def logging_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx's and vcrpy's loggers enabled, whatever ran before in this process (a
+    ``logging.config.dictConfig`` call disables every logger that exists)."""
+    for name in ("httpx", "vcr", "vcr.cassette", "vcr.stubs", "vcr.stubs.httpx_stubs"):
+        monkeypatch.setattr(logging.getLogger(name), "disabled", False)
+
+
+@pytest.mark.parametrize("trace", ["auto", "short", "native"])
+@pytest.mark.usefixtures("logging_on")
+def test_no_message_log_or_report_shows_a_credential(
+    secret_project: pytest.Pytester, leaky: OpenAIServer, trace: str
+) -> None:
+    """Credentials in the base URL (user info, a query key) stay out of the recorded URL,
+    the mismatch message, captured logs (vcrpy and httpx log every request) and junit XML.
+
+    Not with ``--tb=long`` or ``--showlocals``: they print every frame's arguments, and the
+    HTTP library's frames hold the request as it is sent (the docs say so)."""
+    secret_project.makeconftest(USERINFO_CONFTEST)
+    leaky.script(Reply(text=f'{{"call": "alpha"}} (echo: {URL_PASSWORD})'))
+    failing = TESTS + "    assert False, 'the test failed after its requests'\n"
+    secret_project.makepyfile(test_secret=failing)
+    report = secret_project.path / "report.xml"
+    options = ["-o", "log_level=DEBUG", f"--tb={trace}", f"--junitxml={report}", "-rA"]
+    recording = secret_project.runpytest("--opdecide-record=once", *options)
+    recording.assert_outcomes(failed=1)
+    assert leaky.completions[0].headers["authorization"].startswith("Basic ")  # it was sent
+    shown = "\n".join(recording.outlines + recording.errlines) + report.read_text()
+    # httpx's request line was captured and shown, redacted.
+    assert "HTTP Request: POST http://127.0.0.1:" in shown
+    assert "?api_key=<REDACTED>" in shown
+
+    secret_project.makepyfile(test_secret=TESTS)
+    secret_project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    written = cassette(secret_project, "test_secret", "test_pick").read_text()
+    assert "bob:" not in written
+    (interaction,) = interactions(cassette(secret_project, "test_secret", "test_pick"))
+    assert interaction["request"]["uri"].startswith("http://127.0.0.1:")
+
+    secret_project.makepyfile(test_secret=TESTS.replace("Pick one.", "Pick another."))
+    mismatch = secret_project.runpytest(*options)
+    mismatch.assert_outcomes(failed=1)
+    assert "CassetteMismatch" in "\n".join(mismatch.outlines)
+    shown += "\n".join(mismatch.outlines + mismatch.errlines) + report.read_text()
+    for secret in (
+        URL_PASSWORD,
+        KEY,
+        f"bob:{URL_PASSWORD}",
+        "Ym9iOnVybC1wYXNzd29yZC04ZTZjNGEyZjBk",
+    ):
+        assert secret not in shown, secret
+    assert "bob:" not in shown
