@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
+from pydantic import JsonValue
+
 from fake_runtimes._answers import (
     ScriptedAnswer,
     ScriptedChoice,
@@ -27,6 +29,7 @@ from fake_runtimes._answers import (
 from fake_runtimes._errors import AnswerMismatch, ScriptExhausted, UnusedSteps
 from fake_runtimes._steps import plural
 from pytest_opdecide.questions import (
+    ROUNDING_KEY,
     BaseDecisionProvider,
     BooleanAnswer,
     BooleanQuestion,
@@ -176,6 +179,7 @@ class FakeDecisionProvider(BaseDecisionProvider):
         await asyncio.sleep(0)  # a real provider yields while it waits: an abort can land here
         answers: dict[str, Answer] = {}
         sources: dict[str, str] = {}
+        rounding: dict[str, JsonValue] = {}
         for question_id, question in request.questions.items():
             entry = scripted.get(question_id)
             if entry is None:
@@ -189,11 +193,18 @@ class FakeDecisionProvider(BaseDecisionProvider):
                 await self._hang(request, where)
             answers[question_id] = self._scripted(step, question_id, question, where)
             sources[question_id] = "script"
+            decimals = getattr(step, "decimals", None)
+            if decimals is not None:
+                rounding[question_id] = {ROUNDING_KEY: {"decimals": decimals}}
+        metadata: dict[str, JsonValue] = {"seed": self.seed, "answered_by": dict(sources)}
+        if rounding:
+            # As a provider that rounds says so: sums are then checked within the rounding.
+            metadata["questions"] = dict(rounding)
         result = DecisionResult(
             model=request.model.strip() or self.model,
             answers=answers,
             usage=self._usage(request),
-            metadata={"seed": self.seed, "answered_by": dict(sources)},
+            metadata=metadata,
         )
         # The base class validates again, but turns a failure into ProviderError("unknown"),
         # which the code under test may handle as a provider outage. A result this fake cannot

@@ -126,8 +126,9 @@ class TestChoose:
                 ({"a": 0.5, "b": 0.3},),
                 {},
                 ValueError,
-                "choose(): the probabilities sum to 0.8; they must sum to 1 (within 0.001: they "
-                "are reported as given, never renormalised)",
+                "choose(): the probabilities sum to 0.8; they must sum to 1 within 0.001 (they "
+                "are reported as given, never renormalised); for values rounded to a few decimal "
+                "places, say so with decimals=<places>",
             ),
             (
                 ({"a": -0.5, "b": 1.5},),
@@ -217,8 +218,9 @@ class TestScore:
             (
                 [0.5, 0.6],
                 ValueError,
-                "score(): the probabilities sum to 1.1; they must sum to 1 (within 0.001: they "
-                "are reported as given, never renormalised)",
+                "score(): the probabilities sum to 1.1; they must sum to 1 within 0.001 (they "
+                "are reported as given, never renormalised); for values rounded to a few decimal "
+                "places, say so with decimals=<places>",
             ),
         ],
     )
