@@ -26,7 +26,7 @@ from pytest_opdecide.questions import (
 )
 from pytest_opdecide.questions._json import json_identical
 
-__all__ = ["Received", "check_structure", "received"]
+__all__ = ["Received", "check_structure", "received", "received_body", "scan_json"]
 
 _MAX_DEPTH: Final = 6
 _FIX: Final = (
@@ -86,8 +86,12 @@ def _walk(value: Any, into: Received, depth: int) -> None:
                 _walk(embedded, into, depth + 1)
 
 
-def _embedded_json(text: str) -> Iterator[Any]:
-    """Every JSON object or array written in ``text`` (outermost ones; their parts are walked)."""
+def scan_json(text: str) -> Iterator[tuple[int, int, Any]]:
+    """Every JSON object or array written in ``text`` (outermost ones), with where it is.
+
+    Yields:
+        ``(start, end, value)`` for each, in order.
+    """
     decoder = json.JSONDecoder()
     position = 0
     length = len(text)
@@ -103,8 +107,21 @@ def _embedded_json(text: str) -> Iterator[Any]:
         except ValueError:
             position = start + 1
             continue
-        yield value
+        yield start, end, value
         position = end
+
+
+def _embedded_json(text: str) -> Iterator[Any]:
+    """Every JSON object or array written in ``text`` (outermost ones; their parts are walked)."""
+    for _, _, value in scan_json(text):
+        yield value
+
+
+def received_body(body: Any) -> Received:
+    """Break down one request body (parsed JSON, or text)."""
+    into = Received()
+    _walk(body, into, 0)
+    return into
 
 
 def received(requests: Sequence[RecordedRequest]) -> Received:

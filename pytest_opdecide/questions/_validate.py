@@ -456,11 +456,15 @@ def _stated_rounding(holder: object, where: str, question: str | None) -> int | 
     return _check_decimals(stated["decimals"], f"{where}['decimals']", question)
 
 
-def _declared_decimals(
-    result: DecisionResult, question_id: str, allowance: _Allowance
-) -> int | None:
-    if allowance.decimals is not None:
-        return allowance.decimals
+def stated_decimals(result: DecisionResult, question_id: str) -> int | None:
+    """The decimal places ``result`` says the answer to ``question_id`` is rounded to.
+
+    Read from ``metadata["questions"][question_id]["rounding"]["decimals"]``, else
+    ``metadata["rounding"]["decimals"]``; ``None`` when neither is stated.
+
+    Raises:
+        InvalidResultError: A statement that is malformed (rule ``PROBABILITY_ROUNDING``).
+    """
     metadata = result.metadata
     if not isinstance(metadata, Mapping):
         return None
@@ -474,6 +478,14 @@ def _declared_decimals(
         if stated is not None:
             return stated
     return _stated_rounding(metadata, f"metadata[{ROUNDING_KEY!r}]", None)
+
+
+def _declared_decimals(
+    result: DecisionResult, question_id: str, allowance: _Allowance
+) -> int | None:
+    if allowance.decimals is not None:
+        return allowance.decimals
+    return stated_decimals(result, question_id)
 
 
 def _check_result(request: DecisionRequest, result: DecisionResult, allowance: _Allowance) -> None:
