@@ -4,6 +4,7 @@ the answer a faithful provider reports."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -63,7 +64,7 @@ def test_question_weights_leave_room_for_rounding_to_3_places_and_give_away_reno
         for digits in (1, 2):
             assert abs(math.fsum(round(w, digits) for w in weights) - 1.0) > 1e-9
         ordered = sorted(weights)
-        assert min(b - a for a, b in zip(ordered, ordered[1:], strict=False)) > 0.001
+        assert min(b - a for a, b in itertools.pairwise(ordered)) > 0.001
         mean = math.fsum(i * w for i, w in enumerate(weights))
         assert abs(mean - round(mean)) >= 0.01
     assert question_weights("a", count) == question_weights("a", count)
