@@ -128,6 +128,7 @@ def resolve_capabilities(
             ConformanceRule.CAPABILITY,
             "needs_backend must be True, False or None",
             value=needs_backend,
+            fix="declare needs_backend = True, False or None",
         )
     return ProviderCapabilities(
         question_types=tuple(kind for kind in QUESTION_TYPES if kind in types),

@@ -31,6 +31,8 @@ class ConformanceRule(StrEnum):
         CONSTRUCTION_IO: Building a provider sends nothing, anywhere.
         CONSTRUCTION_EMPTY_KEY: Building a provider with an empty API key does not fail.
         CONSTRUCTION_FAILED: Building a provider from a valid config does not fail.
+        CREDENTIALS: A provider sends no credential its config does not hold (none read from
+            the environment on its own).
         TRANSPORT_BYPASS: Every request goes through the transport override.
         TRANSPORT_UNUSED: A provider declared ``needs_backend`` sent its backend nothing.
         ANSWERED: A valid request within the declared capabilities is answered, in time.
@@ -60,7 +62,8 @@ class ConformanceRule(StrEnum):
         ASYNC_BLOCKING: ``decide()`` never blocks its event loop beyond the call timeout.
         CONVERSATION: ``decide()`` leaves the request it is given, and a thread's messages,
             tools and turns, as it found them.
-        LIMITS: A request exactly at the declared limits is answered.
+        LIMITS: A request exactly at the declared limits is answered (it is not rejected and
+            the provider does not fail on it).
         CAPABILITY: A declared capability does not match the provider.
         STANDARD_CHECK: A standard check was deleted or overridden without an xfail reason.
         RUNTIME_EXEC: ``exec`` returns the reply text of a plain turn.
@@ -79,6 +82,7 @@ class ConformanceRule(StrEnum):
     CONSTRUCTION_IO = "construction.io"
     CONSTRUCTION_EMPTY_KEY = "construction.empty_key"
     CONSTRUCTION_FAILED = "construction.failed"
+    CREDENTIALS = "credentials.inherited"
     TRANSPORT_BYPASS = "transport.bypass"
     TRANSPORT_UNUSED = "transport.unused"
     ANSWERED = "answer.failed"

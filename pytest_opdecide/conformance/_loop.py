@@ -14,7 +14,10 @@ takes the test session with it:
   ends, through the loop's exception handler. The loop holds every task it runs until the call
   that made it returns, then lets the finished ones go; at the end of the check it collects
   garbage if one of them is still alive (held by a reference cycle: a full collection takes
-  tens of milliseconds, too long to make for every check).
+  tens of milliseconds, too long to make for every check). It does not after provider code
+  raised: the error's traceback holds the tasks of that call until the test report is done
+  with it, so collecting would find nothing and cost as much. A task exception lost in such a
+  check is found by the checks whose calls succeed.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from typing import Any, Final
 __all__ = ["BLOCK_GRACE_S", "CheckLoop", "Finished", "describe_task"]
 
 BLOCK_GRACE_S: Final = 2.0
-"""How long past its time limit a call may take before the loop is taken as blocked."""
+"""How long past its time limit a call may take before the loop is taken as blocked (at most:
+a call with a time limit under this gets its time limit again, and at least half a second)."""
 _SETTLE_ROUNDS: Final = 3  # loop iterations a finished call gets to let its tasks wind down
 _CLOSE_TIMEOUT_S: Final = 5.0
 
@@ -97,6 +101,7 @@ class CheckLoop:
         self._loop.set_task_factory(self._task)
         self._tasks: list[asyncio.Task[Any]] = []
         self._released: list[weakref.ReferenceType[asyncio.Task[Any]]] = []
+        self._raised = False
         self._own: weakref.WeakSet[Any] = weakref.WeakSet()
         self._unhandled_errors: list[str] = []
         self._lock = threading.Lock()
@@ -205,18 +210,25 @@ class CheckLoop:
         self._own.add(coroutine)
         future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
         try:
-            future.result(timeout + BLOCK_GRACE_S)
+            future.result(timeout + min(BLOCK_GRACE_S, max(0.5, timeout)))
         except concurrent.futures.TimeoutError:
             self._blocked_by = what
             finished = Finished(blocked=True)
         except BaseException as error:  # the guard itself was cancelled or failed
             finished = Finished(error=error)
+        if finished.error is not None:
+            self.note_raised()
         if not finished.blocked:
             self._release()
         finished.unhandled = self._take_unhandled()
         if inspect.iscoroutine(finished.value):
             finished.value.close()  # a coroutine returned, never awaited: no warning later
         return finished
+
+    def note_raised(self) -> None:
+        """Provider code raised, and its error is kept (by the check, then the test report):
+        :meth:`close` skips its garbage collection (see the module's docstring)."""
+        self._raised = True
 
     # --- the end of the check -----------------------------------------------------------------
 
@@ -267,7 +279,8 @@ class CheckLoop:
             self._thread.join(_CLOSE_TIMEOUT_S)
         # asyncio reports a task exception nobody retrieved when the task is freed: free them.
         self._release(everything=True)
-        if any(reference() is not None for reference in self._released):
+        alive = any(reference() is not None for reference in self._released)
+        if alive and not self._raised:
             gc.collect()  # held by a reference cycle (or by the provider): collect to be sure
         self._released.clear()
         problems += [f"unhandled in the event loop: {error}" for error in self._take_unhandled()]

@@ -105,6 +105,10 @@ _ABORT_FIX: Final = (
 )
 
 
+_IDENTITY_FIX: Final = (
+    "set the class attributes kind = 'decision', specification_version = '1' and a name "
+    "(BaseDecisionProvider has the first two), and define async def decide(self, request)"
+)
 _PER_QUESTION_FIX: Final = (
     "send each question in a prompt of its own with the request's context, its own instructions, "
     "and each option (level, criterion) next to the label that stands for it, in the order "
@@ -154,6 +158,28 @@ CAPABILITY_ATTRIBUTES: Final = (
 )
 """The class attributes of :class:`DecisionProviderTests` that say what the provider can do
 and how the checks run; ``opdecide check --capability`` sets the same ones."""
+
+
+_ENVIRONMENT_SECRET: Final = "sk-opdecide-conformance-environment-secret"
+_CREDENTIAL_VARIABLES: Final = (
+    "ANTHROPIC_API_KEY",
+    "API_KEY",
+    "AZURE_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "COHERE_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GROQ_API_KEY",
+    "HF_TOKEN",
+    "HUGGINGFACE_API_KEY",
+    "LLM_API_KEY",
+    "MISTRAL_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "TOGETHER_API_KEY",
+)
+"""Environment variables that commonly hold a model API key."""
 
 
 class _TimedOut(Exception):
@@ -397,6 +423,7 @@ class DecisionProviderTests:
         # clients between calls; whatever it does cannot take the test session with it).
         loop = CheckLoop()
         self._check_loop = loop
+        self._resolved: dict[int, tuple[Any, ProviderCapabilities]] = {}
         try:
             yield
         finally:
@@ -429,12 +456,16 @@ class DecisionProviderTests:
 
         if self._check_loop is None:
             return resolve()
+        cached = self._resolved.get(id(provider))
+        if cached is not None and cached[0] is provider:
+            return cached[1]
         resolved: ProviderCapabilities = self._provider_code(
             resolve,
             "reading the provider's attributes (max_options, probability_decimals...)",
             ConformanceRule.CAPABILITY,
             "make the provider's attributes plain values",
         )
+        self._resolved[id(provider)] = (provider, resolved)
         return resolved
 
     # --- helpers -------------------------------------------------------------------------------
@@ -810,16 +841,26 @@ class DecisionProviderTests:
             ConformanceRule.IDENTITY,
             "make kind, specification_version and name plain class attributes",
         )
+        fix = _IDENTITY_FIX
         if kind != "decision":
-            fail(ConformanceRule.IDENTITY, "kind must be 'decision'", value=kind)
+            fail(ConformanceRule.IDENTITY, "kind must be 'decision'", value=kind, fix=fix)
         if version != "1":
-            fail(ConformanceRule.IDENTITY, "specification_version must be '1'", value=version)
+            fail(
+                ConformanceRule.IDENTITY,
+                "specification_version must be '1'",
+                value=version,
+                fix=fix,
+            )
         if not isinstance(name, str) or not name.strip():
-            fail(ConformanceRule.IDENTITY, "name must be a non-empty string", value=name)
+            fail(ConformanceRule.IDENTITY, "name must be a non-empty string", value=name, fix=fix)
         if not has_decide:
-            fail(ConformanceRule.IDENTITY, "the provider has no decide(request) method")
+            fail(ConformanceRule.IDENTITY, "the provider has no decide(request) method", fix=fix)
         if not is_provider:
-            fail(ConformanceRule.IDENTITY, "the provider does not implement DecisionProvider")
+            fail(
+                ConformanceRule.IDENTITY,
+                "the provider does not implement DecisionProvider",
+                fix=fix,
+            )
 
     def test_optional_methods(self, provider: Any, recording_transport: RecordingTransport) -> None:
         """``get_models(filter=None)`` returns a list and never raises (``[]`` when listing
@@ -849,6 +890,7 @@ class DecisionProviderTests:
                         ConformanceRule.OPTIONAL_METHODS,
                         f"get_icon({model_id!r}) must return a data: URI or None",
                         value=icon,
+                        fix="return a data: URI (data:image/svg+xml;base64,...) or None",
                     )
         get_models = self._provider_code(
             lambda: getattr(provider, "get_models", None),
@@ -887,12 +929,14 @@ class DecisionProviderTests:
                     ConformanceRule.OPTIONAL_METHODS,
                     "get_models() must return a list",
                     value=type(models).__name__,
+                    fix="return a list of ProviderModelInfo",
                 )
             if failing and recording_transport.requests and models:
                 fail(
                     ConformanceRule.OPTIONAL_METHODS,
                     "get_models() must return [] when listing the models fails",
                     value=models,
+                    fix="catch every failure in get_models() and return []",
                 )
             for model in models:
                 model_id = getattr(model, "id", None)
@@ -901,6 +945,7 @@ class DecisionProviderTests:
                         ConformanceRule.OPTIONAL_METHODS,
                         "get_models() must return ProviderModelInfo objects with an id",
                         value=model,
+                        fix="return ProviderModelInfo(id=...) objects",
                     )
 
     def test_construction_does_no_io(self, recording_transport: RecordingTransport) -> None:
@@ -982,6 +1027,71 @@ class DecisionProviderTests:
                     ConformanceRule.CONSTRUCTION_IO,
                     "building the provider tried to reach the network",
                     value=attempts.targets,
+                    fix="do no I/O in the constructor or the factory; do it lazily in decide()",
+                )
+
+    def test_no_credential_is_sent_that_the_config_does_not_hold(
+        self, recording_transport: RecordingTransport
+    ) -> None:
+        """A provider built without an API key and without headers sends no credential. It
+        reads none from the environment itself (``OPENAI_API_KEY``...): a runtime resolves
+        credentials and drops the inherited ones when a user or thread overrides the
+        destination, and a provider reading its own would send one there anyway.
+
+        The check sets well-known key variables (and the ``default_env`` of the factory's
+        secret slots) to a marker value, builds the provider with ``api_key=None``, and looks
+        for the marker in every request sent.
+
+        Fix: take credentials from ``ProviderFactoryConfig`` only; declare a ``secret`` config
+        slot with ``default_env`` to have the runtime read a variable.
+        """
+        factory = self._factory()
+        if factory is None:
+            pytest.skip("no provider_factory is set: construction is checked only through it")
+        slots = getattr(factory, "config_slots", None)
+        variables = set(_CREDENTIAL_VARIABLES)
+        if isinstance(slots, Mapping):
+            variables |= {
+                slot.default_env
+                for slot in slots.values()
+                if getattr(slot, "type", None) == "secret" and getattr(slot, "default_env", None)
+            }
+        config = ProviderFactoryConfig(
+            api_key=None, base_url=self.base_url, transport=recording_transport
+        ).with_values({k: v for k, v in self.provider_config.items() if k != "api_key"})
+        with pytest.MonkeyPatch.context() as patch:
+            for name in sorted(variables):
+                patch.setenv(name, _ENVIRONMENT_SECRET)
+            provider = self._provider_code(
+                functools.partial(factory, config),
+                "building the provider without an API key",
+                ConformanceRule.CONSTRUCTION_EMPTY_KEY,
+                "accept a missing key at construction",
+            )
+            caps = self.capabilities(provider)
+            self._skip_without_backend(caps)
+            request = self._requests(caps, self._questions(caps))[0]
+            self._expect(recording_transport, request)
+            outcome = self._attempt(provider, request)
+        self._uses_backend(caps, recording_transport, "the standard request", outcome.error)
+        for recorded in recording_transport.requests:
+            where = [
+                f"header {name!r}"
+                for name, value in recorded.headers.items()
+                if _ENVIRONMENT_SECRET in value
+            ]
+            if _ENVIRONMENT_SECRET in recorded.url:
+                where.append("the URL")
+            if _ENVIRONMENT_SECRET.encode() in recorded.content:
+                where.append("the body")
+            if where:
+                fail(
+                    ConformanceRule.CREDENTIALS,
+                    "the provider was built without a key, but sent one read from the "
+                    f"environment ({', '.join(where)} of {recorded.method} {recorded.url})",
+                    value=sorted(variables),
+                    fix="take credentials from ProviderFactoryConfig only; declare a secret "
+                    "config slot with default_env to have the runtime read the variable",
                 )
 
     # --- transport and structure ---------------------------------------------------------------
@@ -1088,9 +1198,16 @@ class DecisionProviderTests:
                 f"a request the provider cannot represent ({case.why}) must be rejected with "
                 "code 'invalid_request'",
                 value=error.code,
+                fix="raise ProviderError(..., 'invalid_request') (InvalidRequestError, which "
+                "validate_request raises, has that code)",
             )
         if not str(error).strip():
-            fail(ConformanceRule.PREVALIDATION, "the error must say why the request is rejected")
+            fail(
+                ConformanceRule.PREVALIDATION,
+                "the error must say why the request is rejected",
+                fix="say in the message which rule the request breaks (validate_request's "
+                "errors do)",
+            )
 
     # --- answers -------------------------------------------------------------------------------
 
@@ -1316,6 +1433,8 @@ class DecisionProviderTests:
                         "reports_confidence = True, but the answer has no confidence",
                         question=question_id,
                         value=answer.confidence,
+                        fix="fill ChoiceAnswer.confidence and ScoreAnswer.confidence, or declare "
+                        "reports_confidence = False",
                     )
 
     def test_usage_and_model(self, provider: Any, recording_transport: RecordingTransport) -> None:
@@ -1456,6 +1575,7 @@ class DecisionProviderTests:
                         f"usage.{name} is {getattr(usage, name)}, but the backend never "
                         "mentioned them",
                         value=usage,
+                        fix="report cached and reasoning tokens only when the backend reports them",
                     )
             if usage.cost is not None:
                 fail(
@@ -1516,7 +1636,12 @@ class DecisionProviderTests:
                 fix=_ERROR_FIX,
             )
         if error.code not in PROVIDER_ERROR_CODES:
-            fail(ConformanceRule.ERROR_CODE, "the code is not a valid one", value=error.code)
+            fail(
+                ConformanceRule.ERROR_CODE,
+                "the code is not a valid one",
+                value=error.code,
+                fix=f"use one of {list(PROVIDER_ERROR_CODES)}",
+            )
         if failure.code is not None and error.code != failure.code:
             fail(
                 ConformanceRule.ERROR_CODE,
@@ -1530,6 +1655,7 @@ class DecisionProviderTests:
                 ConformanceRule.ERROR_CODE,
                 f"when the backend {failure.what}, status_code must be {failure.status}",
                 value=error.status_code,
+                fix="set ProviderError.status_code to the HTTP status of the response",
             )
         retry_after = error.retry_after
         if failure.id == "rate_limit" and retry_after is not None and retry_after != 7.0:
@@ -1537,6 +1663,7 @@ class DecisionProviderTests:
                 ConformanceRule.ERROR_CODE,
                 "retry_after must be the Retry-After header in seconds (7)",
                 value=retry_after,
+                fix="read Retry-After (seconds, or an HTTP date) into ProviderError.retry_after",
             )
 
     # --- abort ---------------------------------------------------------------------------------
@@ -1671,6 +1798,8 @@ class DecisionProviderTests:
         if finished.blocked or finished.timed_out:
             self._failed(_Blocked(), "a decision with an abort signal")
         kind, result, error = finished.value
+        if error is not None:
+            self._loop().note_raised()
         if kind == "no call":
             self._uses_backend(caps, recording_transport, "a decision with an abort signal", error)
         if kind == "stuck":
@@ -1678,6 +1807,7 @@ class DecisionProviderTests:
                 ConformanceRule.ANSWERED,
                 f"the provider neither called the backend nor finished within "
                 f"{self.call_timeout_s:g} s",
+                fix="make sure every await finishes (the backend answers at once here)",
             )
         if kind == "late":
             fail(
@@ -1778,9 +1908,25 @@ class DecisionProviderTests:
             pytest.skip("the provider declares no limit")
         for what, request in cases:
             recording_transport.clear()
-            self._compared(provider, recording_transport, request, f"a request with {what}")
+            served_from = self._expect(recording_transport, request)
+            outcome = self._attempt(provider, request)
+            error = outcome.error
+            if isinstance(error, ProviderError) and error.code == "invalid_request":
+                fail(
+                    ConformanceRule.LIMITS,
+                    f"a request exactly at the declared limits ({what}) was rejected: {error}",
+                    fix="make the limits what the provider really handles (e.g. 26 options for "
+                    "labels A-Z), or declare smaller ones",
+                )
+            if error is not None:
+                self._failed(error, f"a request with {what}")
             if recording_transport.requests:
                 check_structure(request, recording_transport.requests)
+            decimals = self._decimals(provider)
+            result = self._valid(request, outcome.result, f"a request with {what}", decimals)
+            self._as_the_backend_answered(
+                request, result, recording_transport, served_from, decimals
+            )
 
     def test_property_based_requests(
         self, provider: Any, recording_transport: RecordingTransport
@@ -1814,9 +1960,17 @@ class DecisionProviderTests:
         @given(requests)
         def check(request: DecisionRequest) -> None:
             recording_transport.clear()
-            self._compared(provider, recording_transport, request, "a generated request")
+            decimals = self._decimals(provider)
+            served_from = self._expect(recording_transport, request)
+            outcome = self._attempt(provider, request)
+            if outcome.error is not None:
+                self._failed(outcome.error, "a generated request")
             if recording_transport.requests:
                 check_structure(request, recording_transport.requests)
+            result = self._valid(request, outcome.result, "a generated request", decimals)
+            self._as_the_backend_answered(
+                request, result, recording_transport, served_from, decimals
+            )
 
         check()
 
