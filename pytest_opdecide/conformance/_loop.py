@@ -11,13 +11,16 @@ takes the test session with it:
   runner stops waiting for it after a grace period and the loop is given up;
 * a task the provider starts and leaves running, and a task exception nobody retrieved (which
   asyncio only reports when the task is freed), are found after each call and when the check
-  ends, through the loop's exception handler. The loop holds every task it runs until the call
-  that made it returns, then lets the finished ones go; at the end of the check it collects
-  garbage if one of them is still alive (held by a reference cycle: a full collection takes
-  tens of milliseconds, too long to make for every check). It does not after provider code
-  raised: the error's traceback holds the tasks of that call until the test report is done
-  with it, so collecting would find nothing and cost as much. A task exception lost in such a
-  check is found by the checks whose calls succeed.
+  ends, through the loop's exception handler; so is an exception nobody handled in a thread
+  or in a finalizer during a call (``threading.excepthook`` and ``sys.unraisablehook`` are
+  watched during each call, and passed on to whoever watched them before).
+
+The loop holds every task it runs until the call that made it returns, then lets the finished
+ones go; at the end of the check it collects garbage if one of them is still alive (held by a
+reference cycle: a full collection takes tens of milliseconds, too long to make for every
+check). It does not after provider code raised: the error's traceback holds the tasks of that
+call until the test report is done with it, so collecting would find nothing and cost as much.
+A task exception lost in such a check is found by the checks whose calls succeed.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ import concurrent.futures
 import contextlib
 import gc
 import inspect
+import sys
 import threading
 import weakref
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -208,14 +212,15 @@ class CheckLoop:
 
         coroutine = guarded()
         self._own.add(coroutine)
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        try:
-            future.result(timeout + min(BLOCK_GRACE_S, max(0.5, timeout)))
-        except concurrent.futures.TimeoutError:
-            self._blocked_by = what
-            finished = Finished(blocked=True)
-        except BaseException as error:  # the guard itself was cancelled or failed
-            finished = Finished(error=error)
+        with self._watching_hooks():  # before the call starts: it may start threads at once
+            future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+            try:
+                future.result(timeout + min(BLOCK_GRACE_S, max(0.5, timeout)))
+            except concurrent.futures.TimeoutError:
+                self._blocked_by = what
+                finished = Finished(blocked=True)
+            except BaseException as error:  # the guard itself was cancelled or failed
+                finished = Finished(error=error)
         if finished.error is not None:
             self.note_raised()
         if not finished.blocked:
@@ -224,6 +229,36 @@ class CheckLoop:
         if inspect.iscoroutine(finished.value):
             finished.value.close()  # a coroutine returned, never awaited: no warning later
         return finished
+
+    @contextlib.contextmanager
+    def _watching_hooks(self) -> Iterator[None]:
+        thread_hook, unraisable_hook = threading.excepthook, sys.unraisablehook
+
+        def on_thread(args: threading.ExceptHookArgs) -> None:
+            name = "a thread" if args.thread is None else f"thread {args.thread.name}"
+            with self._lock:
+                self._unhandled_errors.append(
+                    f"an exception nobody handled in {name}: {args.exc_type.__name__}: "
+                    f"{args.exc_value}"
+                )
+            thread_hook(args)
+
+        def on_unraisable(args: Any) -> None:
+            with self._lock:
+                self._unhandled_errors.append(
+                    f"an exception nobody could handle ({args.err_msg or 'in a finalizer'}): "
+                    f"{args.exc_type.__name__}: {args.exc_value}"
+                )
+            unraisable_hook(args)
+
+        threading.excepthook, sys.unraisablehook = on_thread, on_unraisable
+        try:
+            yield
+        finally:
+            if threading.excepthook is on_thread:
+                threading.excepthook = thread_hook
+            if sys.unraisablehook is on_unraisable:
+                sys.unraisablehook = unraisable_hook
 
     def note_raised(self) -> None:
         """Provider code raised, and its error is kept (by the check, then the test report):

@@ -605,11 +605,11 @@ class DecisionProviderTests:
         if isinstance(error, _Blocked):
             fail(
                 ConformanceRule.ASYNC_BLOCKING,
-                f"decide() blocked its event loop for more than {self.call_timeout_s:g} s on "
-                f"{what}: it could not even be cancelled",
-                fix="never block inside async code: no time.sleep, no synchronous HTTP client, "
-                "no waiting on a lock or a thread without await (asyncio.to_thread for "
-                "blocking work)",
+                f"decide() did not stop on {what} when it was cancelled at its time limit "
+                f"({self.call_timeout_s:g} s): it blocks its event loop or ignores cancellation",
+                fix="never block inside async code (no time.sleep, no synchronous HTTP client, "
+                "no waiting on a lock or a thread without await: asyncio.to_thread for "
+                "blocking work), and let asyncio.CancelledError through",
             )
         if isinstance(error, _TimedOut):
             fail(
