@@ -7,7 +7,9 @@ is the level on the scale?) happens then, and a misfit raises :class:`AnswerMism
 
 from __future__ import annotations
 
+import difflib
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -35,6 +37,7 @@ __all__ = [
     "ScriptedProbability",
     "ScriptedScore",
     "choose",
+    "did_you_mean",
     "fails",
     "fits",
     "hangs",
@@ -123,6 +126,21 @@ def _check_sum(values: Sequence[float], what: str, decimals: int | None) -> None
         )
 
 
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).strip().casefold()
+
+
+def did_you_mean(wrong: str, offered: Sequence[str]) -> str:
+    """`` Did you mean 'billing'?`` when ``wrong`` looks like one of ``offered`` (a typo, other
+    letter case, spacing or Unicode form); empty otherwise."""
+    folded = {_fold(name): name for name in offered}
+    same = folded.get(_fold(wrong))
+    if same is not None:
+        return f" Did you mean {same!r}?"
+    close = difflib.get_close_matches(wrong, list(offered), n=1, cutoff=0.75)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 def _confidence(value: float | None) -> float | None:
     return None if value is None else _probability(value, "confidence")
 
@@ -172,9 +190,10 @@ class ScriptedChoice(ScriptedAnswer):
         if self.distribution is not None:
             unknown = [name for name, _ in self.distribution if name not in question.options]
             if unknown:
+                hints = "".join(did_you_mean(name, names) for name in unknown)
                 raise AnswerMismatch(
                     f"{where} is {self}, but question {question_id!r} does not offer "
-                    f"{_listing(unknown)}; it offers {names}."
+                    f"{_listing(unknown)}; it offers {names}.{hints}"
                 )
             given = dict(self.distribution)
             probabilities = {name: given.get(name, 0.0) for name in names}
@@ -184,7 +203,8 @@ class ScriptedChoice(ScriptedAnswer):
             assert self.option is not None
             if self.option not in question.options:
                 raise AnswerMismatch(
-                    f"{where} chooses {self.option!r}, but question {question_id!r} offers {names}."
+                    f"{where} chooses {self.option!r}, but question {question_id!r} offers "
+                    f"{names}.{did_you_mean(self.option, names)}"
                 )
             digits = _DIGITS if self.decimals is None else self.decimals
             rest = round((1.0 - self.p) / (len(names) - 1), digits)

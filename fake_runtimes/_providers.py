@@ -24,6 +24,7 @@ from fake_runtimes._answers import (
     ScriptedHang,
     ScriptedProbability,
     ScriptedScore,
+    did_you_mean,
     fits,
 )
 from fake_runtimes._errors import AnswerMismatch, ScriptExhausted, UnusedSteps
@@ -63,12 +64,29 @@ Question: TypeAlias = ChoiceQuestion | ScoreQuestion | BooleanQuestion
 Answer: TypeAlias = ChoiceAnswer | ScoreAnswer | BooleanAnswer
 
 
+def _suggestion(value: object) -> str:
+    """The helper call a plain value probably meant (`` Did you mean choose('billing')?``)."""
+    if isinstance(value, bool):
+        return " (a boolean answer is P(true) as a float: probability(1.0) or probability(0.0))"
+    if isinstance(value, str):
+        return f" Did you mean choose({value!r})?"
+    if isinstance(value, int | float) and 0 <= value <= 1:
+        return f" Did you mean probability({value!r}) (or score({value!r}))?"
+    if isinstance(value, int | float):
+        return f" Did you mean score({value!r})?"
+    if isinstance(value, Mapping):
+        return f" Did you mean choose({dict(value)!r}) (or score(...) for levels)?"
+    return ""
+
+
 def _entry(value: object, where: str) -> ScriptedAnswer:
     if isinstance(value, ProviderError):
         return ScriptedFailure(value)
     if isinstance(value, ScriptedAnswer):
         return value
-    raise TypeError(f"{where} is {type(value).__name__} {value!r}: script {_HOW_TO_SCRIPT}")
+    raise TypeError(
+        f"{where} is {type(value).__name__} {value!r}: script {_HOW_TO_SCRIPT}.{_suggestion(value)}"
+    )
 
 
 def _canonical(value: object) -> str:
@@ -225,9 +243,10 @@ class FakeDecisionProvider(BaseDecisionProvider):
         unasked = [question_id for question_id in self._script if question_id not in asked]
         if unasked:
             them = "it" if len(unasked) == 1 else "them"
+            hints = "".join(did_you_mean(question_id, asked) for question_id in unasked)
             raise AnswerMismatch(
                 f"answers are scripted for {_questions(unasked)}, but the request does not ask "
-                f"{them}; it asks {asked}.\n"
+                f"{them}; it asks {asked}.{hints}\n"
                 "Remove those answers, or use one FakeDecisionProvider per kind of request."
             )
         taken: dict[str, tuple[ScriptedAnswer, str]] = {}
