@@ -100,8 +100,9 @@ def _sight_differences(
             if set(got) == set(want):
                 continue
             label = _label(shown.kind, index)
-            missing = [registry.describe(key) for key in want if key not in got]
-            extra = [registry.describe(key) for key in got if key not in want]
+            own = f" of question {question_id!r}"
+            missing = [registry.describe(key).removesuffix(own) for key in want if key not in got]
+            extra = [registry.describe(key).removesuffix(own) for key in got if key not in want]
             if extra:
                 what = f"next to label {label!r} the prompt showed {'; '.join(extra)}"
                 if missing:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -766,7 +767,7 @@ class DecisionProviderTests:
                     value=answer.probability,
                     fix="report P(true) itself; thresholds are the caller's decision",
                 )
-            shown = {key: expected[key] for key in reported}
+            shown = {key: round(expected[key], 6) for key in reported}
             fail(
                 mismatch.rule,
                 f"the reported probabilities are not the backend's answer to this question "
@@ -1056,9 +1057,11 @@ class DecisionProviderTests:
                 for slot in slots.values()
                 if getattr(slot, "type", None) == "secret" and getattr(slot, "default_env", None)
             }
-        config = ProviderFactoryConfig(
-            api_key=None, base_url=self.base_url, transport=recording_transport
-        ).with_values({k: v for k, v in self.provider_config.items() if k != "api_key"})
+        config = dataclasses.replace(
+            self.provider_factory_config(recording_transport, api_key=None),
+            api_key=None,
+            default_headers={},
+        )
         with pytest.MonkeyPatch.context() as patch:
             for name in sorted(variables):
                 patch.setenv(name, _ENVIRONMENT_SECRET)
