@@ -678,6 +678,23 @@ class DecisionProviderTests:
             self._failed(outcome.error, what)
         return outcome.result
 
+    def _decided_if_sent(
+        self,
+        provider: Any,
+        transport: RecordingTransport,
+        caps: ProviderCapabilities,
+        request: DecisionRequest,
+        what: str,
+    ) -> Any:
+        """:meth:`_decided`, for a check about what was sent: a decision that failed before
+        sending anything skips the check (the checks of the answers report the failure)."""
+        self._expect(transport, request)
+        outcome = self._attempt(provider, request)
+        if outcome.error is not None:
+            self._uses_backend(caps, transport, what, outcome.error)
+            self._failed(outcome.error, what)
+        return outcome.result
+
     def _result_level(self, request: DecisionRequest, result: Any) -> DecisionResult:
         """``result`` checked by the rules about the result as a whole (shape, model, usage);
         the answers' rules are left to the answer checks."""
@@ -717,6 +734,29 @@ class DecisionProviderTests:
         result = self._valid(request, self._decided(provider, request, what), what, decimals)
         compared = self._as_the_backend_answered(request, result, transport, served_from, decimals)
         return result, compared
+
+    def _compared_question_by_question(
+        self,
+        provider: Any,
+        transport: RecordingTransport,
+        caps: ProviderCapabilities,
+        questions: Mapping[str, DecisionQuestion],
+        what: str,
+    ) -> None:
+        """Answer ``questions`` (in requests of the allowed size), each answer compared with
+        the backend's; skip when the backend gave none to compare with."""
+        compared = False
+        for request in self._requests(caps, questions):
+            transport.clear()
+            _, was_compared = self._compared(provider, transport, request, what)
+            compared = compared or was_compared
+            self._uses_backend(caps, transport, what)
+        if not compared:
+            pytest.skip(
+                "the backend states no expected distribution (it has no expected_answer(), or "
+                "could not read which label stands for which outcome in the prompts): only the "
+                "rules of the answers were checked"
+            )
 
     def _as_the_backend_answered(
         self,
@@ -1289,19 +1329,9 @@ class DecisionProviderTests:
         questions = {
             qid: q for qid, q in self._questions(caps).items() if q.type in ("choice", "score")
         }
-        compared = False
-        for request in self._requests(caps, questions):
-            recording_transport.clear()
-            _, was_compared = self._compared(
-                provider, recording_transport, request, "choice and score questions"
-            )
-            compared = compared or was_compared
-            self._uses_backend(caps, recording_transport, "choice and score questions")
-        if not compared:
-            pytest.skip(
-                "the backend states no expected distribution (it has no expected_answer(), or "
-                "could not read the prompts): only completeness was checked"
-            )
+        self._compared_question_by_question(
+            provider, recording_transport, caps, questions, "choice and score questions"
+        )
 
     def test_score_is_the_probability_weighted_mean(
         self, provider: Any, recording_transport: RecordingTransport
@@ -1376,19 +1406,9 @@ class DecisionProviderTests:
         caps = self.capabilities(provider)
         self._skip_without_backend(caps)
         questions = self._questions(caps, source=look_alike_questions())
-        compared = False
-        for request in self._requests(caps, questions):
-            recording_transport.clear()
-            _, was_compared = self._compared(
-                provider, recording_transport, request, "questions that look alike"
-            )
-            compared = compared or was_compared
-            self._uses_backend(caps, recording_transport, "questions that look alike")
-        if not compared:
-            pytest.skip(
-                "the backend states no expected distribution (it has no expected_answer(), or "
-                "could not read which label stands for which outcome in the prompts)"
-            )
+        self._compared_question_by_question(
+            provider, recording_transport, caps, questions, "questions that look alike"
+        )
 
     def test_question_ids_and_option_names_are_kept_exactly(
         self, provider: Any, recording_transport: RecordingTransport
@@ -1452,7 +1472,10 @@ class DecisionProviderTests:
         for request in self._requests(caps, self._questions(caps)):
             recording_transport.clear()
             result = self._result_level(
-                request, self._decided(provider, request, "the standard request")
+                request,
+                self._decided_if_sent(
+                    provider, recording_transport, caps, request, "the standard request"
+                ),
             )
             responses = [
                 r.response_json
@@ -1552,7 +1575,10 @@ class DecisionProviderTests:
 
             with recording_transport.rewriting(without_usage):
                 result = self._result_level(
-                    request, self._decided(provider, request, "the standard request")
+                    request,
+                    self._decided_if_sent(
+                        provider, recording_transport, caps, request, "the standard request"
+                    ),
                 )
             self._uses_backend(caps, recording_transport, "the standard request")
             responses = [r.response_json for r in recording_transport.requests]

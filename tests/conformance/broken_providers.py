@@ -151,6 +151,13 @@ class HonestProvider:
     def total_usage(self, usages: list[ProviderUsage | None]) -> ProviderUsage:
         return ProviderUsage.combined(usages, provider=self.name)
 
+    def result_model(self, request: DecisionRequest, models: list[str]) -> str:
+        """The result's model: the one the backend named."""
+        return models[0] if models else request.model
+
+    def metadata(self) -> dict[str, Any] | None:
+        return None
+
     def result(
         self,
         request: DecisionRequest,
@@ -159,7 +166,10 @@ class HonestProvider:
         models: list[str],
     ) -> DecisionResult:
         return DecisionResult(
-            model=models[0] if models else request.model, answers=answers, usage=usage
+            model=self.result_model(request, models),
+            answers=answers,
+            usage=usage,
+            metadata=self.metadata(),
         )
 
     def error_for(self, response: httpx.Response) -> Exception:
@@ -337,15 +347,8 @@ class RoundsToTwoDecimalsAndSaysSo(HonestProvider):
     def reported(self, probability: float) -> float:
         return round(probability, 2)
 
-    def result(
-        self,
-        request: DecisionRequest,
-        answers: dict[str, Any],
-        usage: ProviderUsage,
-        models: list[str],
-    ) -> DecisionResult:
-        result = super().result(request, answers, usage, models)
-        return result.model_copy(update={"metadata": {"rounding": {"decimals": 2}}})
+    def metadata(self) -> dict[str, Any] | None:
+        return {"rounding": {"decimals": 2}}
 
 
 CORRECT: tuple[type[HonestProvider], ...] = (
@@ -383,15 +386,8 @@ class OverstatesRounding(HonestProvider):
     """States in its metadata that it rounds to 2 decimal places (a looser sum) but reports
     the values unrounded."""
 
-    def result(
-        self,
-        request: DecisionRequest,
-        answers: dict[str, Any],
-        usage: ProviderUsage,
-        models: list[str],
-    ) -> DecisionResult:
-        result = super().result(request, answers, usage, models)
-        return result.model_copy(update={"metadata": {"rounding": {"decimals": 2}}})
+    def metadata(self) -> dict[str, Any] | None:
+        return {"rounding": {"decimals": 2}}
 
 
 class MissingOptionKey(HonestProvider):
@@ -565,14 +561,8 @@ class AnswersAsList(HonestProvider):
 class EmptyModel(HonestProvider):
     """Leaves the result's model empty."""
 
-    def result(
-        self,
-        request: DecisionRequest,
-        answers: dict[str, Any],
-        usage: ProviderUsage,
-        models: list[str],
-    ) -> DecisionResult:
-        return super().result(request, answers, usage, models).model_copy(update={"model": ""})
+    def result_model(self, request: DecisionRequest, models: list[str]) -> str:
+        return ""
 
 
 class NegativeTokens(HonestProvider):
@@ -664,18 +654,8 @@ class FixedModel(HonestProvider):
 class ReportsRequestedModel(HonestProvider):
     """Reports the requested model instead of the resolved one the backend named."""
 
-    def result(
-        self,
-        request: DecisionRequest,
-        answers: dict[str, Any],
-        usage: ProviderUsage,
-        models: list[str],
-    ) -> DecisionResult:
-        return (
-            super()
-            .result(request, answers, usage, models)
-            .model_copy(update={"model": request.model})
-        )
+    def result_model(self, request: DecisionRequest, models: list[str]) -> str:
+        return request.model
 
 
 # --- usage --------------------------------------------------------------------------------------
