@@ -402,7 +402,8 @@ class DecisionProviderTests:
     @pytest.fixture
     def recording_transport(self) -> RecordingTransport:
         """The transport override given to the provider: records, forwards to the backend."""
-        return RecordingTransport(self.backend_transport())
+        self._recording = RecordingTransport(self.backend_transport())
+        return self._recording
 
     @pytest.fixture
     def provider(self, recording_transport: RecordingTransport) -> Any:
@@ -631,10 +632,16 @@ class DecisionProviderTests:
                 "supported_question_types)",
             )
         if isinstance(error, ProviderError):
+            refused = self._backend_refusal()
             fail(
                 ConformanceRule.ANSWERED,
-                f"decide() failed on {what}: ProviderError(code={error.code!r}): {error}",
-                fix="the backend answered every request correctly; find why the provider failed",
+                f"decide() failed on {what}: ProviderError(code={error.code!r}): {error}"
+                + (f"; the backend had refused a request: {refused}" if refused else ""),
+                fix="the backend could not read the requests: send what it expects (the "
+                "reference design's prompts, see OpenAIChatBackend), or override "
+                "backend_transport() with a backend for your protocol"
+                if refused
+                else "the backend answered every request correctly; find why the provider failed",
             )
         fail(
             ConformanceRule.ERROR_TYPE,
@@ -644,6 +651,21 @@ class DecisionProviderTests:
 
     def _decimals(self, provider: Any) -> int | None:
         return self.capabilities(provider).probability_decimals
+
+    def _backend_refusal(self) -> str:
+        """The first error the backend itself answered (not one a check made it answer)."""
+        recording = getattr(self, "_recording", None)
+        if not isinstance(recording, RecordingTransport) or recording.is_failing:
+            return ""
+        for sent in recording.requests:
+            if sent.status is not None and sent.status >= 400:
+                body = sent.response_json
+                error = body.get("error") if isinstance(body, dict) else None
+                message = error.get("message") if isinstance(error, dict) else None
+                return f"HTTP {sent.status} to {sent.method} {sent.url}" + (
+                    f": {message}" if message else ""
+                )
+        return ""
 
     def _valid(
         self, request: DecisionRequest, result: Any, what: str, decimals: int | None = None

@@ -118,6 +118,11 @@ class RecordingTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
 
     # --- how the backend behaves ---------------------------------------------------------------
 
+    @property
+    def is_failing(self) -> bool:
+        """Whether a :meth:`failing` block is active."""
+        return self._failure is not None
+
     @contextmanager
     def failing(self, failure: Failure) -> Iterator[None]:
         """Answer every request with ``failure(request)`` (never reaching the backend)."""
