@@ -39,6 +39,7 @@ from pytest_opdecide.questions._errors import (
     ProviderError,
 )
 from pytest_opdecide.questions._models import DecisionRequest, DecisionResult, ProviderModelInfo
+from pytest_opdecide.questions._rules import Rule
 from pytest_opdecide.questions._validate import ROUNDING_KEY, validate_request, validate_result
 
 SPECIFICATION_VERSION: Final = "1"
@@ -167,8 +168,15 @@ class BaseDecisionProvider(ABC):
         try:
             return validate_result(checked, result, decimals=decimals)
         except InvalidResultError as error:
+            hint = (
+                "; if the provider rounds its probabilities, say so: probability_decimals = "
+                "<decimal places> on the provider class"
+                if error.rule is Rule.PROBABILITY_SUM and decimals is None
+                else ""
+            )
             raise ProviderError(
-                f"provider {self.name!r} produced a result that breaks a rule: {error}", "unknown"
+                f"provider {self.name!r} produced a result that breaks a rule: {error}{hint}",
+                "unknown",
             ) from error
 
     def decide_sync(self, request: DecisionRequest | Mapping[str, Any]) -> DecisionResult:

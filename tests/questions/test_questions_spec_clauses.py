@@ -576,3 +576,18 @@ async def test_the_provider_gets_copies_of_the_context_and_the_questions() -> No
     )
     assert messages == [{"role": "user", "content": "Where is my parcel?"}]
     assert question.instructions == "Is the parcel late?"
+
+
+class RoundsSilently(TwoDecimals):
+    """Rounds to 2 decimal places without saying so."""
+
+    probability_decimals = None
+
+
+async def test_a_provider_that_rounds_without_saying_so_is_told_how_to() -> None:
+    with pytest.raises(ProviderError) as caught:
+        await RoundsSilently().decide(three_options())
+    assert str(caught.value).endswith(
+        "they sum to 0.99 (got {'a': 0.33, 'b': 0.33, 'c': 0.33}); if the provider rounds its "
+        "probabilities, say so: probability_decimals = <decimal places> on the provider class"
+    )
