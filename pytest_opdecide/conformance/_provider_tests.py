@@ -645,7 +645,9 @@ class DecisionProviderTests:
             )
         fail(
             ConformanceRule.ERROR_TYPE,
-            f"decide() raised {_raised(error)} on {what}{_note(error)}",
+            f"decide() raised {type(error).__name__} on {what}"
+            + (f": {error}" if str(error) else "")
+            + _note(error),
             fix=_ERROR_FIX,
         )
 

@@ -205,10 +205,10 @@ def test_the_text_report_wraps_messages_instead_of_cutting_them(
         message.append(line.strip())
     text = " ".join(message)
     assert text.startswith(
-        "provider: error.type: decide() raised RuntimeError: the gateway answered with a very "
-        "long explanation"
+        "provider: error.type: decide() raised RuntimeError on a request of choice questions: "
+        "the gateway answered with a very long explanation"
     )
-    assert "supercalifragilistic-words on a request of choice questions" in text
+    assert "line of any terminal: supercalifragilistic-words" in text
     assert "How to fix: catch transport, HTTP and protocol failures" in text
     assert not any(line.rstrip().endswith("...") for line in lines)
 

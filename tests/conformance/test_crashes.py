@@ -25,11 +25,11 @@ CHOICE = "choice_answers"
 
 #: The check each crashing provider fails, the rule its message names and a bit of its text.
 EXPECTED = {
-    "Interrupts": (CHOICE, "error.type", "decide() raised KeyboardInterrupt: the provider's own"),
-    "InterruptsInATask": (CHOICE, "error.type", "raised KeyboardInterrupt: a KeyboardInterrupt"),
-    "Exits": (CHOICE, "error.type", "decide() raised SystemExit: 3"),
-    "RaisesABaseException": (CHOICE, "error.type", "raised CustomBaseError: not an Exception"),
-    "RaisesCancelledError": (CHOICE, "error.type", "decide() raised CancelledError"),
+    "Interrupts": (CHOICE, "error.type", "questions: the provider's own KeyboardInterrupt"),
+    "InterruptsInATask": (CHOICE, "error.type", "questions: a KeyboardInterrupt in a task"),
+    "Exits": (CHOICE, "error.type", "decide() raised SystemExit on a request of choice"),
+    "RaisesABaseException": (CHOICE, "error.type", "raised CustomBaseError on a request"),
+    "RaisesCancelledError": (CHOICE, "error.type", "decide() raised CancelledError on a request"),
     "Hangs": (CHOICE, "answer.failed", "did not answer a request of choice questions within 0.3"),
     "IgnoresCancellation": (CHOICE, "async.blocking", "when it was cancelled at its time limit"),
     "LosesATaskException": (CHOICE, "async.leftovers", "Task exception was never retrieved"),
