@@ -36,7 +36,8 @@ class ProviderCapabilities:
             accepted within what the rounding explains; each value must be the computed one
             rounded to that many places.
         sent_models: How the provider maps a request's ``model`` to the model it sends the
-            backend, when it documents such a mapping; a model not in it must be sent as named.
+            backend, when it documents such a mapping (declared on the test class, or as the
+            provider's own ``sent_models`` attribute); a model not in it must be sent as named.
     """
 
     question_types: tuple[str, ...] = QUESTION_TYPES
@@ -139,5 +140,5 @@ def resolve_capabilities(
         supports_abort=bool(supports_abort),
         needs_backend=needs_backend,
         probability_decimals=_decimals(probability_decimals, provider),
-        sent_models=_models(sent_models or {}),
+        sent_models=_models(sent_models or getattr(provider, "sent_models", None) or {}),
     )

@@ -327,7 +327,8 @@ class DecisionProviderTests:
             the provider's attribute of that name, else what each result's
             ``metadata["rounding"]`` states, else no rounding beyond ``probability_tolerance``).
         sent_models: The provider's documented mapping from a request's ``model`` to the model
-            it sends the backend; a model not in it must be sent as named.
+            it sends the backend (empty: the provider's ``sent_models`` attribute, if any); a
+            model not in it must be sent as named.
         probability_tolerance: How far from 1 a distribution may sum when rounding explains
             less (every comparison also allows ``FLOAT_EPSILON``).
         property_examples: How many generated requests the property-based check sends.

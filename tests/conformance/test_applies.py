@@ -66,3 +66,46 @@ def test_a_broken_provider_that_sends_nothing_fails_only_the_checks_about_its_an
         else "needs_backend = False: the provider makes no backend call to check"
     )
     assert any(expected in reason for reason in reasons), reasons
+
+
+def test_a_documented_model_mapping_is_followed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_mapped="""
+        from conformance.broken_providers import HonestProvider
+        from pytest_opdecide.conformance import DecisionProviderTests
+
+
+        class Mapped(HonestProvider):
+            sent_models = {"conformance-model": "house-model-v3"}
+
+            def model_for(self, request):
+                return self.sent_models.get(request.model, request.model)
+
+
+        class Unmapped(Mapped):
+            sent_models = {}
+
+            def model_for(self, request):
+                return "house-model-v3"
+
+
+        class TestMapped(DecisionProviderTests):
+            provider_factory = Mapped
+
+
+        class TestUnmapped(DecisionProviderTests):
+            provider_factory = Unmapped
+        """
+    )
+    recorder = pytester.inline_run(*PYTEST_ARGS, "-k", "requested_model")
+    outcomes = {
+        report.nodeid.split("::")[-2]: (report.outcome, report.longreprtext)
+        for report in recorder.getreports("pytest_runtest_logreport")
+        if report.when == "call"
+    }
+    assert outcomes["TestMapped"][0] == "passed"
+    assert outcomes["TestUnmapped"][0] == "failed"
+    assert (
+        "model.requested: the request asked for model 'conformance-model', but the provider sent "
+        "'house-model-v3' to the backend instead of 'conformance-model'"
+    ) in outcomes["TestUnmapped"][1]
