@@ -17,6 +17,7 @@ is then not compared, rather than compared wrongly.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -134,16 +135,18 @@ def expected_sight(question: DecisionQuestion) -> Sight:
 # ---------------------------------------------------------------- finding things in text
 
 
-def _text_patterns(text: str) -> list[re.Pattern[str]]:
+@functools.lru_cache(maxsize=4096)
+def _text_patterns(text: str) -> tuple[re.Pattern[str], ...]:
+    """How ``text`` may be written: as is (any whitespace), or JSON-escaped."""
     words = text.split()
     if not words:
-        return []
+        return ()
     patterns = [re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)")]
     for ascii_only in (True, False):
         escaped = json.dumps(text, ensure_ascii=ascii_only)[1:-1]
         if escaped != text:
             patterns.append(re.compile(r"(?<!\w)" + re.escape(escaped) + r"(?!\w)"))
-    return patterns
+    return tuple(patterns)
 
 
 def _spans_of(text: str, value: Any) -> list[tuple[int, int]]:
