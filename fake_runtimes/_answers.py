@@ -7,7 +7,9 @@ is the level on the scale?) happens then, and a misfit raises :class:`AnswerMism
 
 from __future__ import annotations
 
+import difflib
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -15,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from fake_runtimes._errors import AnswerMismatch
 from pytest_opdecide.questions import (
     DEFAULT_TOLERANCE,
+    FLOAT_EPSILON,
     PROVIDER_ERROR_CODES,
     BooleanAnswer,
     BooleanQuestion,
@@ -34,6 +37,7 @@ __all__ = [
     "ScriptedProbability",
     "ScriptedScore",
     "choose",
+    "did_you_mean",
     "fails",
     "fits",
     "hangs",
@@ -79,14 +83,62 @@ def _probability(value: object, what: str) -> float:
     return number
 
 
-def _check_sum(total: float, what: str) -> None:
-    # Rounded distributions are fine (a real provider reports them as rounded); a distribution
-    # that is not one at all is a mistake in the script, caught here rather than at decide time.
-    if abs(total - 1.0) > DEFAULT_TOLERANCE:
-        raise ValueError(
-            f"{what}: the probabilities sum to {total!r}; they must sum to 1 (within "
-            f"{DEFAULT_TOLERANCE:g}: they are reported as given, never renormalised)"
+_MAX_DECIMALS = 15
+
+
+def _decimals(value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_DECIMALS:
+        raise TypeError(
+            f"{what}: decimals must be a whole number of decimal places from 0 to "
+            f"{_MAX_DECIMALS}, got {value!r}"
         )
+    return value
+
+
+def _check_sum(values: Sequence[float], what: str, decimals: int | None) -> None:
+    # Rounded distributions are fine (a real provider reports them as rounded) when the script
+    # says so with decimals=; a distribution that is not one at all is a mistake in the script,
+    # caught here rather than at decide time.
+    total = math.fsum(values)
+    if decimals is not None:
+        for value in values:
+            scaled = value * 10.0**decimals
+            if abs(scaled - round(scaled)) > 1e-6:
+                raise ValueError(
+                    f"{what}: {value!r} has more than {decimals} decimal places, but the "
+                    f"distribution is declared rounded to {decimals} (decimals={decimals})"
+                )
+    rounding = 0.0 if decimals is None else len(values) * 0.5 * 10.0**-decimals
+    allowed = max(DEFAULT_TOLERANCE, rounding)
+    if abs(total - 1.0) > allowed + FLOAT_EPSILON:
+        if decimals is None:
+            raise ValueError(
+                f"{what}: the probabilities sum to {total!r}; they must sum to 1 within "
+                f"{DEFAULT_TOLERANCE:g} (they are reported as given, never renormalised); for "
+                "values rounded to a few decimal places, say so with decimals=<places>"
+            )
+        raise ValueError(
+            f"{what}: the probabilities sum to {total!r}; they must sum to 1 within "
+            f"{allowed:g}, what rounding {len(values)} values to {decimals} decimal places "
+            "explains (they are reported as given, never renormalised)"
+        )
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).strip().casefold()
+
+
+def did_you_mean(wrong: str, offered: Sequence[str]) -> str:
+    """`` Did you mean 'billing'?`` when ``wrong`` looks like one of ``offered`` (a typo, other
+    letter case, spacing or Unicode form); empty otherwise."""
+    folded = {_fold(name): name for name in offered}
+    same = folded.get(_fold(wrong))
+    if same is not None:
+        return f" Did you mean {same!r}?"
+    close = difflib.get_close_matches(wrong, list(offered), n=1, cutoff=0.75)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def _confidence(value: float | None) -> float | None:
@@ -114,6 +166,7 @@ class ScriptedChoice(ScriptedAnswer):
         p: The chosen option's probability.
         distribution: Option -> probability, when the full distribution was scripted.
         confidence: The reported confidence, if any.
+        decimals: The decimal places the probabilities are rounded to, or ``None``.
     """
 
     question_type: ClassVar[QuestionType | None] = "choice"
@@ -122,9 +175,11 @@ class ScriptedChoice(ScriptedAnswer):
     p: float
     distribution: tuple[tuple[str, float], ...] | None = None
     confidence: float | None = None
+    decimals: int | None = None
 
     def __str__(self) -> str:
         extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
+        extra += "" if self.decimals is None else f", decimals={self.decimals}"
         if self.distribution is not None:
             return f"choose({dict(self.distribution)!r}{extra})"
         return f"choose({self.option!r}, p={_format_number(self.p)}{extra})"
@@ -135,9 +190,10 @@ class ScriptedChoice(ScriptedAnswer):
         if self.distribution is not None:
             unknown = [name for name, _ in self.distribution if name not in question.options]
             if unknown:
+                hints = "".join(did_you_mean(name, names) for name in unknown)
                 raise AnswerMismatch(
                     f"{where} is {self}, but question {question_id!r} does not offer "
-                    f"{_listing(unknown)}; it offers {names}."
+                    f"{_listing(unknown)}; it offers {names}.{hints}"
                 )
             given = dict(self.distribution)
             probabilities = {name: given.get(name, 0.0) for name in names}
@@ -147,9 +203,11 @@ class ScriptedChoice(ScriptedAnswer):
             assert self.option is not None
             if self.option not in question.options:
                 raise AnswerMismatch(
-                    f"{where} chooses {self.option!r}, but question {question_id!r} offers {names}."
+                    f"{where} chooses {self.option!r}, but question {question_id!r} offers "
+                    f"{names}.{did_you_mean(self.option, names)}"
                 )
-            rest = round((1.0 - self.p) / (len(names) - 1), _DIGITS)
+            digits = _DIGITS if self.decimals is None else self.decimals
+            rest = round((1.0 - self.p) / (len(names) - 1), digits)
             probabilities = {name: self.p if name == self.option else rest for name in names}
             choice = self.option
         return ChoiceAnswer(choice=choice, probabilities=probabilities, confidence=self.confidence)
@@ -167,6 +225,7 @@ class ScriptedScore(ScriptedAnswer):
         value: The scripted score, or ``None`` when ``distribution`` decides.
         distribution: Level index -> probability, when the level distribution was scripted.
         confidence: The reported confidence, if any.
+        decimals: The decimal places the probabilities are rounded to, or ``None``.
     """
 
     question_type: ClassVar[QuestionType | None] = "score"
@@ -174,9 +233,11 @@ class ScriptedScore(ScriptedAnswer):
     value: float | None
     distribution: tuple[tuple[int, float], ...] | None = None
     confidence: float | None = None
+    decimals: int | None = None
 
     def __str__(self) -> str:
         extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
+        extra += "" if self.decimals is None else f", decimals={self.decimals}"
         if self.distribution is not None:
             shown = {str(level): p for level, p in self.distribution}
             return f"score({shown!r}{extra})"
@@ -268,6 +329,7 @@ def choose(
     p: float | None = None,
     *,
     confidence: float | None = None,
+    decimals: int | None = None,
 ) -> ScriptedChoice:
     """Script the answer to a choice question.
 
@@ -275,19 +337,28 @@ def choose(
     gives it 0.7 and spreads the rest evenly over the other options;
     ``choose({"billing": 0.6, "shipping": 0.4})`` scripts the full distribution (options left
     out get 0, and the choice is the most probable option, the first one offered on a tie).
+    ``choose({"a": 0.33, "b": 0.33, "c": 0.33}, decimals=2)`` scripts what a provider that
+    rounds to 2 decimal places reports: the values as given (never renormalised), summing to 1
+    within what the rounding explains, and the rounding stated in the result's metadata.
 
     Args:
         option: The chosen option, or the full distribution.
         p: The chosen option's probability (with an option name only).
         confidence: The provider-reported confidence, in [0, 1].
+        decimals: The decimal places the probabilities are rounded to (the other options'
+            share of ``1 - p`` too), or ``None`` for exact values.
 
     Raises:
-        TypeError: ``option`` is neither a name nor a mapping, or ``p`` is not a number.
-        ValueError: A probability outside [0, 1], or a distribution that does not sum to 1.
+        TypeError: ``option`` is neither a name nor a mapping, ``p`` is not a number, or
+            ``decimals`` is not a whole number from 0 to 15.
+        ValueError: A probability outside [0, 1], a value with more decimal places than
+            ``decimals``, or a distribution that does not sum to 1 (within ``0.001``, or what
+            the rounding explains).
 
     The options are checked against the question when a request arrives: a name the question
     does not offer raises :class:`AnswerMismatch`, listing the options it does offer.
     """
+    places = _decimals(decimals, "choose()")
     if isinstance(option, Mapping):
         if p is not None:
             raise TypeError("choose(distribution) takes no p: the distribution gives every p")
@@ -300,40 +371,53 @@ def choose(
             distribution.append(
                 (name, _probability(value, f"choose(): the probability of {name!r}"))
             )
-        _check_sum(math.fsum(value for _, value in distribution), "choose()")
-        return ScriptedChoice(None, 1.0, tuple(distribution), _confidence(confidence))
+        _check_sum([value for _, value in distribution], "choose()", places)
+        return ScriptedChoice(None, 1.0, tuple(distribution), _confidence(confidence), places)
     if not isinstance(option, str) or not option:
         raise TypeError(
             f"choose() needs an option name or a distribution {{name: p}}, got {option!r}"
         )
     chosen = 1.0 if p is None else _probability(p, "choose(): p")
-    return ScriptedChoice(option, chosen, None, _confidence(confidence))
+    if places is not None:
+        _check_sum([chosen, 1.0 - chosen], "choose()", None)
+        scaled = chosen * 10.0**places
+        if abs(scaled - round(scaled)) > 1e-6:
+            raise ValueError(
+                f"choose(): p={chosen!r} has more than {places} decimal places (decimals={places})"
+            )
+    return ScriptedChoice(option, chosen, None, _confidence(confidence), places)
 
 
 def score(
     value: float | Mapping[str | int, float] | Sequence[float],
     *,
     confidence: float | None = None,
+    decimals: int | None = None,
 ) -> ScriptedScore:
     """Script the answer to a score question.
 
     ``score(2.4)`` reports the score 2.4, with the probability split between the two levels
     around it (0.6 on level 2, 0.4 on level 3); ``score(2)`` puts all of it on level 2.
     ``score({"0": 0.1, "1": 0.2, "2": 0.7})`` (or ``score([0.1, 0.2, 0.7])``) scripts the level
-    distribution; levels left out get 0 and the score is ``sum(i * p_i)``.
+    distribution; levels left out get 0 and the score is ``sum(i * p_i)``. With
+    ``decimals=2``, a scripted distribution is one rounded to 2 decimal places, as
+    :func:`choose` takes it.
 
     Args:
         value: The score (>= 0), or the level distribution keyed by level index.
         confidence: The provider-reported confidence, in [0, 1].
+        decimals: The decimal places a scripted distribution is rounded to, or ``None``.
 
     Raises:
-        TypeError: ``value`` is not a number, a mapping or a list, or a key is not a level.
-        ValueError: A negative score, a probability outside [0, 1], or a distribution that does
-            not sum to 1.
+        TypeError: ``value`` is not a number, a mapping or a list, a key is not a level, or
+            ``decimals`` is given with a score (it applies to a distribution).
+        ValueError: A negative score, a probability outside [0, 1], a value with more decimal
+            places than ``decimals``, or a distribution that does not sum to 1.
 
     The levels are checked against the question when a request arrives: a score or level beyond
     the question's scale raises :class:`AnswerMismatch`.
     """
+    places = _decimals(decimals, "score()")
     if isinstance(value, Mapping) or (isinstance(value, Sequence) and not isinstance(value, str)):
         items = value.items() if isinstance(value, Mapping) else enumerate(value)
         distribution = []
@@ -344,8 +428,13 @@ def score(
             )
         if not distribution:
             raise ValueError("score() needs at least one level's probability")
-        _check_sum(math.fsum(p for _, p in distribution), "score()")
-        return ScriptedScore(None, tuple(sorted(distribution)), _confidence(confidence))
+        _check_sum([p for _, p in distribution], "score()", places)
+        return ScriptedScore(None, tuple(sorted(distribution)), _confidence(confidence), places)
+    if places is not None:
+        raise TypeError(
+            f"score({value!r}, decimals={places}): decimals= applies to a scripted distribution "
+            f"(score([...], decimals={places})); a score's split between two levels is exact"
+        )
     number = _number(value, "score()")
     if number < 0:
         raise ValueError(f"score() must be >= 0 (level indices start at 0), got {value!r}")

@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
+from pydantic import JsonValue
+
 from fake_runtimes._answers import (
     ScriptedAnswer,
     ScriptedChoice,
@@ -22,11 +24,13 @@ from fake_runtimes._answers import (
     ScriptedHang,
     ScriptedProbability,
     ScriptedScore,
+    did_you_mean,
     fits,
 )
 from fake_runtimes._errors import AnswerMismatch, ScriptExhausted, UnusedSteps
 from fake_runtimes._steps import plural
 from pytest_opdecide.questions import (
+    ROUNDING_KEY,
     BaseDecisionProvider,
     BooleanAnswer,
     BooleanQuestion,
@@ -60,12 +64,29 @@ Question: TypeAlias = ChoiceQuestion | ScoreQuestion | BooleanQuestion
 Answer: TypeAlias = ChoiceAnswer | ScoreAnswer | BooleanAnswer
 
 
+def _suggestion(value: object) -> str:
+    """The helper call a plain value probably meant (`` Did you mean choose('billing')?``)."""
+    if isinstance(value, bool):
+        return " (a boolean answer is P(true) as a float: probability(1.0) or probability(0.0))"
+    if isinstance(value, str):
+        return f" Did you mean choose({value!r})?"
+    if isinstance(value, int | float) and 0 <= value <= 1:
+        return f" Did you mean probability({value!r}) (or score({value!r}))?"
+    if isinstance(value, int | float):
+        return f" Did you mean score({value!r})?"
+    if isinstance(value, Mapping):
+        return f" Did you mean choose({dict(value)!r}) (or score(...) for levels)?"
+    return ""
+
+
 def _entry(value: object, where: str) -> ScriptedAnswer:
     if isinstance(value, ProviderError):
         return ScriptedFailure(value)
     if isinstance(value, ScriptedAnswer):
         return value
-    raise TypeError(f"{where} is {type(value).__name__} {value!r}: script {_HOW_TO_SCRIPT}")
+    raise TypeError(
+        f"{where} is {type(value).__name__} {value!r}: script {_HOW_TO_SCRIPT}.{_suggestion(value)}"
+    )
 
 
 def _canonical(value: object) -> str:
@@ -176,6 +197,7 @@ class FakeDecisionProvider(BaseDecisionProvider):
         await asyncio.sleep(0)  # a real provider yields while it waits: an abort can land here
         answers: dict[str, Answer] = {}
         sources: dict[str, str] = {}
+        rounding: dict[str, JsonValue] = {}
         for question_id, question in request.questions.items():
             entry = scripted.get(question_id)
             if entry is None:
@@ -189,11 +211,18 @@ class FakeDecisionProvider(BaseDecisionProvider):
                 await self._hang(request, where)
             answers[question_id] = self._scripted(step, question_id, question, where)
             sources[question_id] = "script"
+            decimals = getattr(step, "decimals", None)
+            if decimals is not None:
+                rounding[question_id] = {ROUNDING_KEY: {"decimals": decimals}}
+        metadata: dict[str, JsonValue] = {"seed": self.seed, "answered_by": dict(sources)}
+        if rounding:
+            # As a provider that rounds says so: sums are then checked within the rounding.
+            metadata["questions"] = dict(rounding)
         result = DecisionResult(
             model=request.model.strip() or self.model,
             answers=answers,
             usage=self._usage(request),
-            metadata={"seed": self.seed, "answered_by": dict(sources)},
+            metadata=metadata,
         )
         # The base class validates again, but turns a failure into ProviderError("unknown"),
         # which the code under test may handle as a provider outage. A result this fake cannot
@@ -214,9 +243,10 @@ class FakeDecisionProvider(BaseDecisionProvider):
         unasked = [question_id for question_id in self._script if question_id not in asked]
         if unasked:
             them = "it" if len(unasked) == 1 else "them"
+            hints = "".join(did_you_mean(question_id, asked) for question_id in unasked)
             raise AnswerMismatch(
                 f"answers are scripted for {_questions(unasked)}, but the request does not ask "
-                f"{them}; it asks {asked}.\n"
+                f"{them}; it asks {asked}.{hints}\n"
                 "Remove those answers, or use one FakeDecisionProvider per kind of request."
             )
         taken: dict[str, tuple[ScriptedAnswer, str]] = {}

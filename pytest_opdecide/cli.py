@@ -6,13 +6,15 @@ import argparse
 import importlib
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["main"]
 
 
-_DETAIL_WIDTH = 140
+_REPORT_WIDTH = 100
+_DETAIL_INDENT = "    "
 
 
 class UsageError(Exception):
@@ -64,36 +66,67 @@ def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pytest_opdecide.conformance import run_checks
+    from pytest_opdecide.conformance import run_checks_each
 
-    factory = load_object(args.factory)
-    if not callable(factory):
+    for target in args.factory:
+        factory = load_object(target)
+        if not callable(factory):
+            raise UsageError(
+                f"{target} is a {type(factory).__name__}, not a provider factory: name a "
+                "callable that takes a ProviderFactoryConfig and returns a provider"
+            )
+    if not args.check_timeout > 0:
         raise UsageError(
-            f"{args.factory} is a {type(factory).__name__}, not a provider factory: name a "
-            "callable that takes a ProviderFactoryConfig and returns a provider"
+            f"--check-timeout must be a number of seconds > 0, got {args.check_timeout}"
         )
     config = _pairs(args.config, "--config")
     capabilities = _pairs(args.capability, "--capability")
+    pytest_args = ["-k", args.select] if args.select else []
     try:
-        report = run_checks(args.factory, config, capabilities=capabilities)
+        reports = run_checks_each(
+            args.factory,
+            config,
+            capabilities=capabilities,
+            check_timeout_s=args.check_timeout,
+            pytest_args=pytest_args,
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.format == "json":
-        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+        if len(reports) == 1:
+            data: Any = reports[0].to_json()
+        else:
+            data = {"ok": all(r.ok for r in reports), "reports": [r.to_json() for r in reports]}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write(_check_table(report))
-    return 0 if report.ok else 1
+        sys.stdout.write("\n".join(_check_table(report) for report in reports))
+    return 0 if all(report.ok for report in reports) else 1
+
+
+def _wrapped(detail: str) -> list[str]:
+    """The lines of a check's message, each wrapped at word boundaries (never cut)."""
+    lines: list[str] = []
+    for paragraph in detail.strip().splitlines():
+        lines += textwrap.wrap(
+            paragraph,
+            width=_REPORT_WIDTH,
+            initial_indent=_DETAIL_INDENT,
+            subsequent_indent=_DETAIL_INDENT + "  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [""]
+    return lines
 
 
 def _check_table(report: Any) -> str:
-    """One row per check (name, outcome, first line of the detail), then the summary."""
+    """One row per check (name and outcome), its message below it, wrapped; then the
+    summary."""
     width = max((len(result.name) for result in report.results), default=0)
     lines = [f"opdecide check {report.target}", ""]
     for result in report.results:
-        detail = result.detail.strip().splitlines()[0] if result.detail.strip() else ""
-        if len(detail) > _DETAIL_WIDTH:
-            detail = detail[: _DETAIL_WIDTH - 3] + "..."
-        lines.append(f"{result.name:<{width}}  {result.outcome:<7}  {detail}".rstrip())
+        lines.append(f"{result.name:<{width}}  {result.outcome}")
+        if result.detail.strip():
+            lines += _wrapped(result.detail)
     lines += ["", report.summary()]
     return "\n".join(lines) + "\n"
 
@@ -113,15 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
     menu.set_defaults(run=_menu)
     check = commands.add_parser(
         "check",
-        help="run the decision-provider conformance checks against a provider factory",
-        description="Run the DecisionProviderTests checks against a provider factory and print "
-        "one row per check. Exit status: 0 when every check passes (or is skipped), 1 when "
-        "one fails, 2 for a usage error.",
+        help="run the decision-provider conformance checks against provider factories",
+        description="Run the DecisionProviderTests checks against provider factories and print "
+        "one row per check, with its message. A check that crashes, hangs or takes the "
+        "interpreter down is an error, and the other checks still run. Exit status: 0 when "
+        "every check passes (or is skipped), 1 when one fails or errors, 2 for a usage error.",
     )
     check.add_argument(
         "factory",
+        nargs="+",
         metavar="MODULE:FACTORY",
-        help="a callable taking a ProviderFactoryConfig and returning a provider",
+        help="a callable taking a ProviderFactoryConfig and returning a provider; several are "
+        "checked one after the other",
     )
     check.add_argument(
         "--config",
@@ -135,8 +171,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a declared capability (max_options=26, supported_question_types=choice,boolean, "
-        "needs_backend=false...); repeatable",
+        help="a capability or setting of DecisionProviderTests (max_options=26, "
+        "supported_question_types=choice,boolean, needs_backend=false, "
+        "probability_tolerance=0.012, probability_decimals=3, call_timeout_s=30, "
+        "sent_models=fast->gpt-4o-mini...); repeatable",
+    )
+    check.add_argument(
+        "--select",
+        metavar="EXPRESSION",
+        help="run only the checks matching this pytest -k expression (e.g. 'abort or usage')",
+    )
+    check.add_argument(
+        "--check-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="stop a check that runs longer than this, as an error (default: 300)",
     )
     check.add_argument(
         "--format", choices=("text", "json"), default="text", help="the report format"

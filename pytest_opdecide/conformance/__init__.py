@@ -4,13 +4,16 @@ Subclass a suite in your own test suite (no plugin needed) and every standard ch
 
 * :class:`DecisionProviderTests` checks a question-decision provider: identity, construction
   without I/O, every request through the transport override, structure reaching the backend,
-  pre-validation, answers of every type, distributions as computed, booleans never thresholded,
-  usage, errors, abort, and hypothesis-generated requests;
+  pre-validation, answers of every type, each answer from its own question's prompt,
+  distributions as computed, booleans never thresholded, ids kept exactly, the model sent,
+  usage never invented, errors, abort, the request and thread left as found, and
+  hypothesis-generated requests;
 * :class:`RuntimeTests` checks a next-step ``Runtime`` (:class:`OpenAICompatibleRuntimeTests`
   for runtimes speaking OpenAI-compatible chat completions).
 
-:func:`run_checks` runs the provider checks against a factory outside any test suite (the
-``opdecide check`` command).
+:func:`run_checks` (:func:`run_checks_each` for several) runs the provider checks against a
+factory outside any test suite, in a fresh interpreter that no provider crash can take down
+with its report (the ``opdecide check`` command).
 """
 
 from pytest_opdecide.conformance._capabilities import ProviderCapabilities
@@ -23,6 +26,7 @@ from pytest_opdecide.conformance._runner import (
     CheckReport,
     CheckResult,
     run_checks,
+    run_checks_each,
 )
 from pytest_opdecide.conformance._runtime_tests import (
     OpenAICompatibleRuntimeTests,
@@ -53,5 +57,6 @@ __all__ = [
     "SentMessage",
     "SentRequest",
     "run_checks",
+    "run_checks_each",
     "watch_network",
 ]

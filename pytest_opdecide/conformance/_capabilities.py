@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_opdecide.conformance._failures import ConformanceRule, fail
@@ -31,6 +31,13 @@ class ProviderCapabilities:
         needs_backend: ``True``: every decision must send requests through the transport
             override; ``False``: it never does (a fake, an in-process model), so the checks
             that watch the backend are skipped; ``None``: decided by what the provider does.
+        probability_decimals: The decimal places the provider rounds probabilities to, or
+            ``None`` (then each result's ``metadata["rounding"]`` is read, if any). Sums are
+            accepted within what the rounding explains; each value must be the computed one
+            rounded to that many places.
+        sent_models: How the provider maps a request's ``model`` to the model it sends the
+            backend, when it documents such a mapping (declared on the test class, or as the
+            provider's own ``sent_models`` attribute); a model not in it must be sent as named.
     """
 
     question_types: tuple[str, ...] = QUESTION_TYPES
@@ -40,6 +47,8 @@ class ProviderCapabilities:
     reports_confidence: bool = False
     supports_abort: bool = True
     needs_backend: bool | None = None
+    probability_decimals: int | None = None
+    sent_models: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def limits(self) -> Limits:
@@ -61,6 +70,33 @@ def _limit(name: str, declared: Any, provider: Any) -> int | None:
     return value
 
 
+def _decimals(declared: Any, provider: Any) -> int | None:
+    value = declared if declared is not None else getattr(provider, "probability_decimals", None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 15:
+        fail(
+            ConformanceRule.CAPABILITY,
+            "probability_decimals must be a whole number of decimal places from 0 to 15, or None",
+            value=value,
+            fix="declare probability_decimals = <the places your provider rounds to> (or None)",
+        )
+    return value
+
+
+def _models(declared: Any) -> dict[str, str]:
+    if not isinstance(declared, Mapping) or not all(
+        isinstance(key, str) and isinstance(value, str) and value for key, value in declared.items()
+    ):
+        fail(
+            ConformanceRule.CAPABILITY,
+            "sent_models must map request models to the (non-empty) models sent for them",
+            value=declared,
+            fix="declare e.g. sent_models = {'fast': 'gpt-4o-mini'}",
+        )
+    return dict(declared)
+
+
 def resolve_capabilities(
     provider: Any,
     *,
@@ -71,6 +107,8 @@ def resolve_capabilities(
     reports_confidence: bool,
     supports_abort: bool,
     needs_backend: bool | None,
+    probability_decimals: int | None = None,
+    sent_models: Mapping[str, str] | None = None,
 ) -> ProviderCapabilities:
     """Check the declared capabilities and fill undeclared limits from ``provider``.
 
@@ -91,6 +129,7 @@ def resolve_capabilities(
             ConformanceRule.CAPABILITY,
             "needs_backend must be True, False or None",
             value=needs_backend,
+            fix="declare needs_backend = True, False or None",
         )
     return ProviderCapabilities(
         question_types=tuple(kind for kind in QUESTION_TYPES if kind in types),
@@ -100,4 +139,6 @@ def resolve_capabilities(
         reports_confidence=bool(reports_confidence),
         supports_abort=bool(supports_abort),
         needs_backend=needs_backend,
+        probability_decimals=_decimals(probability_decimals, provider),
+        sent_models=_models(sent_models or getattr(provider, "sent_models", None) or {}),
     )

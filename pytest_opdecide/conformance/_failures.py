@@ -30,24 +30,40 @@ class ConformanceRule(StrEnum):
             ``data:`` URI or ``None``.
         CONSTRUCTION_IO: Building a provider sends nothing, anywhere.
         CONSTRUCTION_EMPTY_KEY: Building a provider with an empty API key does not fail.
+        CONSTRUCTION_FAILED: Building a provider from a valid config does not fail.
+        CREDENTIALS: A provider sends no credential its config does not hold (none read from
+            the environment on its own).
         TRANSPORT_BYPASS: Every request goes through the transport override.
         TRANSPORT_UNUSED: A provider declared ``needs_backend`` sent its backend nothing.
         ANSWERED: A valid request within the declared capabilities is answered, in time.
         STRUCTURE: Context, instructions, option descriptions, levels and criteria reach the
-            backend with their JSON structure (and option names and text unchanged).
+            backend with their JSON structure (and option names and text unchanged): each
+            question's parts in a request that asks it, the context in every request.
         PREVALIDATION: A request the provider cannot represent is rejected with
             ``ProviderError(code="invalid_request")`` before anything is sent.
         AS_COMPUTED: Probabilities are reported as the backend's answer gives them (or rounded),
             never renormalised after rounding.
+        PER_QUESTION: Each answer is the backend's answer to that question's own prompt, which
+            shows the context, the question's instructions, and each outcome next to its own
+            label: no answers swapped, no parts given to another question or another label.
         BOOLEAN_THRESHOLD: A boolean probability is never turned into 0 or 1 by a threshold.
         CONFIDENCE: A provider declared ``reports_confidence`` reports one for choice and score.
         USAGE: ``usage`` adds up the token counts the backend reported.
+        USAGE_INVENTED: Usage the backend did not report is not made up: no estimated counts,
+            no cost for usage that is unknown.
         MODEL: ``model`` names the model the backend said answered (the resolved version).
+        MODEL_REQUESTED: The model sent to the backend is the request's (or the one the
+            provider's declared mapping gives for it).
         ERROR_TYPE: A failure surfaces as ``ProviderError``, never as a bare exception.
         ERROR_CODE: ``ProviderError.code`` matches the failure (``rate_limit`` for HTTP 429...).
         ABORT_BEFORE: An already aborted signal rejects with code ``timeout`` and sends nothing.
         ABORT_DURING: A signal aborted while the backend answers stops the call with ``timeout``.
-        LIMITS: A request exactly at the declared limits is answered.
+        ASYNC_LEFTOVERS: ``decide()`` leaves no task running and no task exception unretrieved.
+        ASYNC_BLOCKING: ``decide()`` never blocks its event loop beyond the call timeout.
+        CONVERSATION: ``decide()`` leaves the request it is given, and a thread's messages,
+            tools and turns, as it found them.
+        LIMITS: A request exactly at the declared limits is answered (it is not rejected and
+            the provider does not fail on it).
         CAPABILITY: A declared capability does not match the provider.
         STANDARD_CHECK: A standard check was deleted or overridden without an xfail reason.
         RUNTIME_EXEC: ``exec`` returns the reply text of a plain turn.
@@ -65,20 +81,28 @@ class ConformanceRule(StrEnum):
     OPTIONAL_METHODS = "identity.optional_methods"
     CONSTRUCTION_IO = "construction.io"
     CONSTRUCTION_EMPTY_KEY = "construction.empty_key"
+    CONSTRUCTION_FAILED = "construction.failed"
+    CREDENTIALS = "credentials.inherited"
     TRANSPORT_BYPASS = "transport.bypass"
     TRANSPORT_UNUSED = "transport.unused"
     ANSWERED = "answer.failed"
     STRUCTURE = "structure"
     PREVALIDATION = "prevalidation"
     AS_COMPUTED = "probability.as_computed"
+    PER_QUESTION = "answer.per_question"
     BOOLEAN_THRESHOLD = "boolean.threshold"
     CONFIDENCE = "confidence.reported"
     USAGE = "usage.reported"
+    USAGE_INVENTED = "usage.invented"
     MODEL = "model.resolved"
+    MODEL_REQUESTED = "model.requested"
     ERROR_TYPE = "error.type"
     ERROR_CODE = "error.code"
     ABORT_BEFORE = "abort.before"
     ABORT_DURING = "abort.during"
+    ASYNC_LEFTOVERS = "async.leftovers"
+    ASYNC_BLOCKING = "async.blocking"
+    CONVERSATION = "conversation.untouched"
     LIMITS = "limits"
     CAPABILITY = "capability"
     STANDARD_CHECK = "standard_check"

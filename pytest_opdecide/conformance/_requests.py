@@ -28,6 +28,8 @@ __all__ = [
     "Limits",
     "PrevalidationCase",
     "at_limits",
+    "exact_names_questions",
+    "look_alike_questions",
     "standard_context",
     "standard_questions",
     "standard_request",
@@ -93,6 +95,80 @@ def standard_questions() -> dict[str, DecisionQuestion]:
             levels=["none", "a reply", "an investigation"],
         ),
         "repeat": BooleanQuestion(instructions="Has the customer written about this before?"),
+    }
+
+
+def look_alike_questions() -> dict[str, DecisionQuestion]:
+    """Two questions of each type that look alike: the same shape (the same option names, as
+    many levels, criteria on both sides) but other instructions, descriptions, levels and
+    criteria. Answers swapped between them, or parts given to the other one, still fit their
+    question's shape: only the distributions tell them apart."""
+    return {
+        "first_team": ChoiceQuestion(
+            instructions="Which team should answer the customer first?",
+            options={
+                "billing": "Payments, refunds and invoices.",
+                "shipping": {"carriers": ["post", "courier"], "tracking": True},
+                "technical": None,
+            },
+        ),
+        "escalation_team": ChoiceQuestion(
+            instructions={"task": "Which team takes the ticket if the first one cannot help?"},
+            options={
+                "billing": ["finance", {"tier": 2}],
+                "shipping": "Lost and late parcels.",
+                "technical": "Login and app problems.",
+            },
+        ),
+        "frustration": ScoreQuestion(
+            instructions="How frustrated is the customer?",
+            levels=["calm", "a little annoyed", {"level": "angry", "swearing": False}, "furious"],
+        ),
+        "complexity": ScoreQuestion(
+            instructions={"rate": "how complex the fix is", "unit": "steps"},
+            levels=["one step", ["two", "steps"], "a few steps", {"steps": "many", "teams": 2}],
+        ),
+        "wants_refund": BooleanQuestion(
+            instructions="Does the customer want their money back?",
+            criteria=BooleanCriteria(
+                true="They ask for a refund, a chargeback or a credit.",
+                false={"asks_for": ["a replacement", "an explanation"]},
+            ),
+        ),
+        "threatens_to_leave": BooleanQuestion(
+            instructions={"check": "Does the customer threaten to cancel their account?"},
+            criteria=BooleanCriteria(
+                true={"says": ["cancel", "close my account", "leave"]},
+                false="They complain but mean to stay.",
+            ),
+        ),
+    }
+
+
+def exact_names_questions() -> dict[str, DecisionQuestion]:
+    """Question ids and option names that a provider must echo exactly: spaces around and
+    inside, letter case, composed and decomposed accents (``"café"`` and ``"cafe\u0301"`` are
+    different strings that look the same), emoji, punctuation, names that are labels."""
+    return {
+        " route ": ChoiceQuestion(
+            instructions="Which queue gets the ticket?",
+            options={
+                "Billing Team": None,
+                "caf\u00e9 desk": "The front desk.",
+                "q.1/a:b[0]": None,
+                "A": "Named like a label.",
+            },
+        ),
+        "Route": ChoiceQuestion(
+            instructions="Which queue is second best?",
+            options={"0": None, "true": "A name that reads as JSON.", "\U0001f3ab": None},
+        ),
+        "cafe\u0301": ScoreQuestion(
+            instructions="How polite is the customer?",
+            levels=["rude", "neutral", "polite"],
+        ),
+        "caf\u00e9": BooleanQuestion(instructions="Is the customer a regular?"),
+        "ticket #7 \U0001f3ab": BooleanQuestion(instructions="Is the ticket about a ticket?"),
     }
 
 
@@ -318,6 +394,11 @@ PREVALIDATION_CASES: Final[tuple[PrevalidationCase, ...]] = (
             ),
         ),
         "max_questions is declared (or the provider has the attribute)",
+    ),
+    PrevalidationCase(
+        "lone_surrogate",
+        "a question id holds a lone surrogate ('\\ud83d'), which no UTF-8 text can carry",
+        lambda limits, model: _request({"ticket \ud83d": _any_supported(limits)()}, model),
     ),
     PrevalidationCase(
         "unsupported_question_type",

@@ -1,11 +1,16 @@
-"""Running the provider checks against a factory, outside any test suite (``opdecide check``).
+"""Running the provider checks against factories, outside any test suite (``opdecide check``).
 
-The checks are pytest tests, so they run under pytest: in a fresh interpreter (the user's
-provider cannot disturb the caller, a crash or a hang is contained), in a temporary directory
-holding a generated test module (a ``DecisionProviderTests`` subclass naming the factory) and a
-``conftest.py`` that writes each check's outcome to a JSON file. The user's own pytest
-configuration is not read; their working directory stays on ``sys.path`` so that
-``MODULE:FACTORY`` imports as it would in their project.
+The checks are pytest tests, so they run under pytest, in a fresh interpreter, in a temporary
+directory holding a generated test module (one ``DecisionProviderTests`` subclass per factory)
+and a ``conftest.py`` that writes an event per check as it starts and as each of its phases
+ends, flushed at once. The user's own pytest configuration is not read; their working directory
+stays on ``sys.path`` so that ``MODULE:FACTORY`` imports as it would in their project.
+
+No provider can take the report down with it. A check passes only when its call and its
+teardown passed. The run is watched: a check that runs longer than ``check_timeout_s`` is
+stopped, and one during which the interpreter dies (``os._exit``, a crash of native code, an
+internal error of pytest) is reported as an error saying how it ended; the run then goes on
+with the checks not yet run, in a new interpreter.
 """
 
 from __future__ import annotations
@@ -13,34 +18,31 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from pytest_opdecide._words import bool_word
+from pytest_opdecide.conformance._provider_tests import CAPABILITY_ATTRIBUTES
 
-__all__ = ["CAPABILITY_KEYS", "CheckReport", "CheckResult", "run_checks"]
+__all__ = ["CAPABILITY_KEYS", "CheckReport", "CheckResult", "run_checks", "run_checks_each"]
 
 Outcome = Literal["passed", "failed", "skipped", "error"]
 
-CAPABILITY_KEYS: Final = (
-    "max_levels",
-    "max_options",
-    "max_questions",
-    "needs_backend",
-    "property_examples",
-    "reports_confidence",
-    "request_model",
-    "supported_question_types",
-    "supports_abort",
-)
-"""The class attributes ``run_checks(capabilities=...)`` (``--capability``) may set."""
+CAPABILITY_KEYS: Final = CAPABILITY_ATTRIBUTES
+"""The class attributes ``run_checks(capabilities=...)`` (``--capability``) may set: every
+capability and setting of :class:`~pytest_opdecide.conformance.DecisionProviderTests`."""
 
 _TEST_MODULE: Final = "test_opdecide_conformance.py"
+_POLL_S: Final = 0.05
+_MAX_OUTPUT: Final = 2000
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,10 @@ class CheckResult:
 
     Attributes:
         name: The check, without its ``test_`` prefix (with its case in brackets).
-        outcome: ``passed``, ``failed``, ``skipped`` or ``error`` (the check could not run).
-        detail: Why it failed or was skipped (the failure message); empty when it passed.
+        outcome: ``passed``, ``failed``, ``skipped`` or ``error`` (the check could not run, or
+            crashed, or its teardown failed).
+        detail: Why it failed, errored or was skipped (the failure message); empty when it
+            passed.
     """
 
     name: str
@@ -106,14 +110,14 @@ class CheckReport:
 
 _COLLECTOR: Final = """
 import json
+import os
 
-_REPORT = {report!r}
-_results = {{}}
+_EVENTS = open({events!r}, "a", encoding="utf-8")
 
 
-def _name(nodeid):
-    name = nodeid.split("::")[-1]
-    return name[len("test_"):] if name.startswith("test_") else name
+def _write(event):
+    _EVENTS.write(json.dumps(event) + chr(10))
+    _EVENTS.flush()
 
 
 def _message(report):
@@ -129,33 +133,39 @@ def _message(report):
     return str(report.longrepr)
 
 
+def pytest_runtest_logstart(nodeid, location):
+    _write({{"event": "start", "nodeid": nodeid}})
+
+
 def pytest_runtest_logreport(report):
-    name = _name(report.nodeid)
-    entry = _results.setdefault(name, {{"name": name, "outcome": "passed", "detail": ""}})
-    if hasattr(report, "wasxfail"):
-        entry["outcome"], entry["detail"] = "skipped", "xfail: " + str(report.wasxfail)
-    elif report.skipped:
-        entry["outcome"], entry["detail"] = "skipped", _message(report)
-    elif report.failed:
-        outcome = "failed" if report.when == "call" else "error"
-        if entry["outcome"] != "failed":
-            entry["outcome"] = outcome
-            entry["detail"] = _message(report)
+    _write({{
+        "event": "report",
+        "nodeid": report.nodeid,
+        "when": report.when,
+        "outcome": report.outcome,
+        "xfail": str(report.wasxfail) if hasattr(report, "wasxfail") else None,
+        "detail": "" if report.passed else _message(report),
+    }})
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _write({{"event": "finish", "nodeid": nodeid}})
 
 
 def pytest_collectreport(report):
     if report.failed:
-        _results["collection"] = {{
-            "name": "collection", "outcome": "error", "detail": str(report.longrepr)[-2000:]
-        }}
+        _write({{"event": "collect_error", "detail": str(report.longrepr)[-2000:]}})
 
 
-def pytest_sessionfinish(session):
-    with open(_REPORT, "w", encoding="utf-8") as file:
-        json.dump(list(_results.values()), file)
+def pytest_internalerror(excrepr, excinfo):
+    _write({{"event": "internal_error", "detail": str(excrepr)[-2000:]}})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _write({{"event": "session_finish", "status": int(exitstatus)}})
 """
 
-_MODULE: Final = """
+_MODULE_HEAD: Final = """
 import importlib
 
 from pytest_opdecide.conformance import DecisionProviderTests
@@ -167,9 +177,11 @@ def _load(path):
     for part in attribute.split("."):
         found = getattr(found, part)
     return found
+"""
 
+_CLASS: Final = """
 
-class TestConformance(DecisionProviderTests):
+class {name}(DecisionProviderTests):
     provider_factory = staticmethod(_load({target!r}))
     provider_config = {config!r}
 {capabilities}
@@ -178,13 +190,26 @@ class TestConformance(DecisionProviderTests):
 
 def _capability_value(key: str, text: str) -> object:
     lowered = text.strip().lower()
-    if key in ("max_levels", "max_options", "max_questions", "property_examples"):
-        if lowered == "none" and key != "property_examples":
+    if key in ("max_levels", "max_options", "max_questions", "probability_decimals"):
+        if lowered == "none":
             return None
         try:
             return int(text)
         except ValueError:
             raise ValueError(f"capability {key} must be a whole number, got {text!r}") from None
+    if key == "property_examples":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"capability {key} must be a whole number, got {text!r}") from None
+    if key in ("probability_tolerance", "call_timeout_s", "abort_grace_s"):
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"capability {key} must be a number, got {text!r}") from None
+        if not number >= 0 or number == float("inf"):
+            raise ValueError(f"capability {key} must be a finite number >= 0, got {text!r}")
+        return number
     if key in ("reports_confidence", "supports_abort", "needs_backend"):
         if key == "needs_backend" and lowered in ("none", "auto"):
             return None
@@ -194,11 +219,23 @@ def _capability_value(key: str, text: str) -> object:
         return word
     if key == "supported_question_types":
         return tuple(part.strip() for part in text.split(",") if part.strip())
+    if key == "sent_models":
+        mapping: dict[str, str] = {}
+        for pair in filter(None, (part.strip() for part in text.split(","))):
+            asked, arrow, sent = pair.partition("->")
+            if not arrow or not sent.strip():
+                raise ValueError(
+                    f"capability sent_models takes REQUESTED->SENT pairs separated by commas "
+                    f"(sent_models=fast->gpt-4o-mini), got {text!r}"
+                )
+            mapping[asked.strip()] = sent.strip()
+        return mapping
     return text
 
 
 def parse_capabilities(values: Mapping[str, str]) -> dict[str, object]:
-    """Typed capability values from text (``"26"``, ``"false"``, ``"choice,boolean"``).
+    """Typed capability values from text (``"26"``, ``"false"``, ``"choice,boolean"``,
+    ``"0.012"``, ``"fast->gpt-4o-mini"``).
 
     Raises:
         ValueError: An unknown key or a value that does not parse.
@@ -213,57 +250,194 @@ def parse_capabilities(values: Mapping[str, str]) -> dict[str, object]:
     return parsed
 
 
-def _results(path: Path) -> list[CheckResult]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [CheckResult(str(e["name"]), e["outcome"], str(e["detail"])) for e in data]
+# ---------------------------------------------------------------- reading the events
 
 
-def run_checks(
-    target: str,
+@dataclass
+class _Check:
+    """What the events say about one check."""
+
+    nodeid: str
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    finished: bool = False
+    crash: str | None = None
+
+    def result(self) -> CheckResult:
+        name = self.nodeid.split("::")[-1]
+        name = name[len("test_") :] if name.startswith("test_") else name
+        if self.crash is not None:
+            return CheckResult(name, "error", self.crash)
+        setup = self.reports.get("setup", {})
+        call = self.reports.get("call", {})
+        teardown = self.reports.get("teardown", {})
+        for phase in (setup, call, teardown):
+            if phase.get("xfail") is not None and phase.get("outcome") == "skipped":
+                return CheckResult(name, "skipped", "xfail: " + str(phase["xfail"]))
+        if setup.get("outcome") == "skipped":
+            return CheckResult(name, "skipped", setup["detail"])
+        if setup.get("outcome") == "failed":
+            return CheckResult(name, "error", setup["detail"])
+        if call.get("outcome") == "failed":
+            return CheckResult(name, "failed", call["detail"])
+        if call.get("outcome") == "skipped":
+            return CheckResult(name, "skipped", call["detail"])
+        if teardown.get("outcome") == "failed":
+            return CheckResult(name, "error", "at teardown: " + teardown["detail"])
+        if call.get("outcome") == "passed" and self.finished:
+            return CheckResult(name, "passed")
+        return CheckResult(name, "error", "the check did not finish")
+
+
+@dataclass
+class _Events:
+    """The events of the runs so far."""
+
+    checks: dict[str, _Check] = field(default_factory=dict)
+    running: str | None = None
+    running_since: float = 0.0
+    collect_errors: list[str] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+    session_finished: bool = False
+    _offset: int = 0
+
+    def read(self, path: Path) -> None:
+        """Read the events written since the last read (complete lines only)."""
+        try:
+            with path.open("rb") as file:
+                file.seek(self._offset)
+                data = file.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1
+        self._offset += end
+        for line in data[:end].splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            self._apply(event)
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "start":
+            nodeid = str(event["nodeid"])
+            self.checks[nodeid] = _Check(nodeid)
+            self.running, self.running_since = nodeid, time.monotonic()
+        elif kind == "report":
+            check = self.checks.setdefault(str(event["nodeid"]), _Check(str(event["nodeid"])))
+            check.reports[str(event["when"])] = event
+        elif kind == "finish":
+            nodeid = str(event["nodeid"])
+            self.checks.setdefault(nodeid, _Check(nodeid)).finished = True
+            if self.running == nodeid:
+                self.running = None
+        elif kind == "collect_error":
+            self.collect_errors.append(str(event["detail"]))
+        elif kind == "internal_error":
+            self.internal_errors.append(str(event["detail"]))
+        elif kind == "session_finish":
+            self.session_finished = True
+
+
+def _how_it_ended(returncode: int, output: str) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        what = f"the interpreter was killed by {name}"
+    else:
+        what = f"the interpreter exited with status {returncode}"
+    tail = output.strip()[-_MAX_OUTPUT:]
+    if re.fullmatch(r"[.sFExX\s\[\]%0-9]*", tail):
+        tail = ""  # only pytest's progress marks
+    cause = "os._exit, a crash in native code, or an internal error of pytest"
+    return f"{what} during this check ({cause}){': ' + tail if tail else ''}"
+
+
+# ---------------------------------------------------------------- running
+
+
+def _write_project(
+    root: Path,
+    targets: Sequence[str],
+    config: Mapping[str, str],
+    capabilities: Mapping[str, object],
+    events: Path,
+) -> dict[str, str]:
+    """Write the test module, conftest and ini; class name -> target."""
+    (root / "conftest.py").write_text(_COLLECTOR.format(events=str(events)), encoding="utf-8")
+    lines = [f"    {key} = {value!r}" for key, value in capabilities.items()]
+    classes = {f"TestConformance{index}": target for index, target in enumerate(targets)}
+    module = _MODULE_HEAD + "".join(
+        _CLASS.format(name=name, target=target, config=dict(config), capabilities="\n".join(lines))
+        for name, target in classes.items()
+    )
+    (root / _TEST_MODULE).write_text(module, encoding="utf-8")
+    ini = "[pytest]\n"
+    if importlib.util.find_spec("pytest_asyncio") is not None:
+        # Unset, pytest-asyncio warns at start-up; the checks use no async fixtures.
+        ini += "asyncio_default_fixture_loop_scope = function\n"
+    # An exception nobody could catch (in a finalizer, in a thread) fails the check it
+    # happened in, instead of scrolling by as a warning.
+    ini += (
+        "filterwarnings =\n"
+        "    error::pytest.PytestUnraisableExceptionWarning\n"
+        "    error::pytest.PytestUnhandledThreadExceptionWarning\n"
+    )
+    (root / "pytest.ini").write_text(ini, encoding="utf-8")
+    return classes
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        process.kill()
+    process.wait()
+
+
+def run_checks_each(
+    targets: Sequence[str],
     config: Mapping[str, str] | None = None,
     *,
     capabilities: Mapping[str, str] | None = None,
     timeout_s: float = 900.0,
+    check_timeout_s: float = 300.0,
     pytest_args: Sequence[str] = (),
-) -> CheckReport:
-    """Run the :class:`DecisionProviderTests` checks against the factory ``target``.
+) -> tuple[CheckReport, ...]:
+    """Run the :class:`DecisionProviderTests` checks against each factory of ``targets``, in
+    one fresh interpreter (a new one after a check that took the interpreter down).
 
     Args:
-        target: ``MODULE:FACTORY``: a callable taking a ``ProviderFactoryConfig``, importable
-            from the current directory.
-        config: Config values given to the factory (``api_key``, ``base_url``, ``timeout``
-            and the factory's other slots); text is parsed by its ``config_slots``.
+        targets: ``MODULE:FACTORY`` paths, each a callable taking a ``ProviderFactoryConfig``,
+            importable from the current directory.
+        config: Config values given to every factory (see :func:`run_checks`).
         capabilities: Capability values (see :data:`CAPABILITY_KEYS`), as text.
         timeout_s: The longest the whole run may take.
+        check_timeout_s: The longest one check may take before it is stopped.
         pytest_args: More pytest arguments (``["-k", "abort"]``).
 
     Returns:
-        One result per check.
+        One report per target, in order.
 
     Raises:
         ValueError: An unknown capability or one that does not parse.
     """
     typed = parse_capabilities(capabilities or {})
-    lines = [f"    {key} = {value!r}" for key, value in typed.items()]
+    events = _Events()
+    deadline = time.monotonic() + timeout_s
+    run_error = ""
     with tempfile.TemporaryDirectory(prefix="opdecide-check-") as directory:
         root = Path(directory)
-        report = root / "report.json"
-        (root / "conftest.py").write_text(_COLLECTOR.format(report=str(report)), encoding="utf-8")
-        (root / _TEST_MODULE).write_text(
-            _MODULE.format(target=target, config=dict(config or {}), capabilities="\n".join(lines)),
-            encoding="utf-8",
-        )
-        ini = "[pytest]\n"
-        if importlib.util.find_spec("pytest_asyncio") is not None:
-            # Unset, pytest-asyncio warns at start-up; the checks use no async fixtures.
-            ini += "asyncio_default_fixture_loop_scope = function\n"
-        (root / "pytest.ini").write_text(ini, encoding="utf-8")
+        event_file = root / "events.jsonl"
+        classes = _write_project(root, targets, config or {}, typed, event_file)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [os.getcwd(), *filter(None, [env.get("PYTHONPATH", "")])]
         )
         env.pop("PYTEST_ADDOPTS", None)
-        command = [
+        base = [
             sys.executable,
             "-m",
             "pytest",
@@ -278,29 +452,105 @@ def run_checks(
             "--no-header",
             *pytest_args,
         ]
-        try:
-            finished = subprocess.run(
-                command,
-                cwd=os.getcwd(),
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return CheckReport(
-                target,
-                (CheckResult("run", "error", f"the checks did not finish within {timeout_s:g} s"),),
-            )
-        if not report.exists():
-            output = (finished.stdout + finished.stderr).strip()[-2000:]
-            return CheckReport(
-                target,
-                (
-                    CheckResult(
-                        "run", "error", f"pytest exited with {finished.returncode}: {output}"
-                    ),
-                ),
-            )
-        return CheckReport(target, tuple(_results(report)))
+        while True:
+            done = list(events.checks)
+            deselect = [arg for nodeid in done for arg in ("--deselect", nodeid)]
+            output_file = root / f"output-{len(done)}.txt"
+            with output_file.open("wb") as output:
+                process = subprocess.Popen(
+                    [*base, *deselect],
+                    cwd=os.getcwd(),
+                    env=env,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+                stopped = ""
+                while process.poll() is None:
+                    time.sleep(_POLL_S)
+                    events.read(event_file)
+                    now = time.monotonic()
+                    if events.running and now - events.running_since > check_timeout_s:
+                        stopped = (
+                            f"the check did not finish within {check_timeout_s:g} s and was "
+                            "stopped (a hang the check's own time limits could not end)"
+                        )
+                    elif now > deadline:
+                        stopped = f"the checks did not finish within {timeout_s:g} s: stopped"
+                    if stopped:
+                        _kill(process)
+                        break
+            events.read(event_file)
+            text = output_file.read_text(encoding="utf-8", errors="replace")
+            crashed = events.running
+            if crashed is not None:
+                # An error, not a failure: the check did not get to its verdict.
+                events.checks[crashed].crash = stopped or _how_it_ended(process.returncode, text)
+                events.running = None
+            if time.monotonic() > deadline:
+                run_error = f"the checks did not finish within {timeout_s:g} s"
+                break
+            if events.session_finished and crashed is None:
+                break
+            if crashed is None:
+                if not events.checks:
+                    tail = text.strip()[-_MAX_OUTPUT:]
+                    run_error = f"pytest exited with {process.returncode}: {tail}"
+                break
+            events.session_finished = False
+    return tuple(_report(target, name, events, run_error) for name, target in classes.items())
+
+
+def _report(target: str, class_name: str, events: _Events, run_error: str) -> CheckReport:
+    results = [
+        check.result()
+        for nodeid, check in events.checks.items()
+        if nodeid.split("::")[-2:-1] == [class_name]
+    ]
+    if events.collect_errors and not results:
+        results = [CheckResult("collection", "error", events.collect_errors[0])]
+    if events.internal_errors:
+        results.append(CheckResult("run", "error", events.internal_errors[0]))
+    if run_error and not results:
+        results = [CheckResult("run", "error", run_error)]
+    elif run_error:
+        results.append(CheckResult("run", "error", run_error))
+    return CheckReport(target, tuple(results))
+
+
+def run_checks(
+    target: str,
+    config: Mapping[str, str] | None = None,
+    *,
+    capabilities: Mapping[str, str] | None = None,
+    timeout_s: float = 900.0,
+    check_timeout_s: float = 300.0,
+    pytest_args: Sequence[str] = (),
+) -> CheckReport:
+    """Run the :class:`DecisionProviderTests` checks against the factory ``target``.
+
+    Args:
+        target: ``MODULE:FACTORY``: a callable taking a ``ProviderFactoryConfig``, importable
+            from the current directory.
+        config: Config values given to the factory (``api_key``, ``base_url``, ``timeout``
+            and the factory's other slots); text is parsed by its ``config_slots``.
+        capabilities: Capability values (see :data:`CAPABILITY_KEYS`), as text.
+        timeout_s: The longest the whole run may take.
+        check_timeout_s: The longest one check may take before it is stopped (an error).
+        pytest_args: More pytest arguments (``["-k", "abort"]``).
+
+    Returns:
+        One result per check.
+
+    Raises:
+        ValueError: An unknown capability or one that does not parse.
+    """
+    (report,) = run_checks_each(
+        [target],
+        config,
+        capabilities=capabilities,
+        timeout_s=timeout_s,
+        check_timeout_s=check_timeout_s,
+        pytest_args=pytest_args,
+    )
+    return report

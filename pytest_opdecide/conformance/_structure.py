@@ -26,7 +26,7 @@ from pytest_opdecide.questions import (
 )
 from pytest_opdecide.questions._json import json_identical
 
-__all__ = ["Received", "check_structure", "received"]
+__all__ = ["Received", "check_structure", "received", "received_body", "scan_json"]
 
 _MAX_DEPTH: Final = 6
 _FIX: Final = (
@@ -86,8 +86,12 @@ def _walk(value: Any, into: Received, depth: int) -> None:
                 _walk(embedded, into, depth + 1)
 
 
-def _embedded_json(text: str) -> Iterator[Any]:
-    """Every JSON object or array written in ``text`` (outermost ones; their parts are walked)."""
+def scan_json(text: str) -> Iterator[tuple[int, int, Any]]:
+    """Every JSON object or array written in ``text`` (outermost ones), with where it is.
+
+    Yields:
+        ``(start, end, value)`` for each, in order.
+    """
     decoder = json.JSONDecoder()
     position = 0
     length = len(text)
@@ -103,8 +107,21 @@ def _embedded_json(text: str) -> Iterator[Any]:
         except ValueError:
             position = start + 1
             continue
-        yield value
+        yield start, end, value
         position = end
+
+
+def _embedded_json(text: str) -> Iterator[Any]:
+    """Every JSON object or array written in ``text`` (outermost ones; their parts are walked)."""
+    for _, _, value in scan_json(text):
+        yield value
+
+
+def received_body(body: Any) -> Received:
+    """Break down one request body (parsed JSON, or text)."""
+    into = Received()
+    _walk(body, into, 0)
+    return into
 
 
 def received(requests: Sequence[RecordedRequest]) -> Received:
@@ -116,6 +133,10 @@ def received(requests: Sequence[RecordedRequest]) -> Received:
         else:
             _walk(request.content.decode("utf-8", "replace"), into, 0)
     return into
+
+
+def _has(got: Received, value: Any) -> bool:
+    return got.has_text(value) if isinstance(value, str) else got.has_value(value)
 
 
 def _check(got: Received, value: Any, what: str, question: str | None) -> None:
@@ -140,26 +161,64 @@ def _check(got: Received, value: Any, what: str, question: str | None) -> None:
         )
 
 
+def _parts(question: Any) -> list[tuple[str, Any]]:
+    """What a question is made of, besides its instructions: ``(what, value)`` pairs."""
+    parts: list[tuple[str, Any]] = []
+    if isinstance(question, ChoiceQuestion):
+        for name, description in question.options.items():
+            parts.append((f"the name of option {name!r}", name))
+            if description is not None:
+                parts.append((f"the description of option {name!r}", description))
+    elif isinstance(question, ScoreQuestion):
+        parts += [(f"level {index}", level) for index, level in enumerate(question.levels)]
+    elif isinstance(question, BooleanQuestion) and question.criteria is not None:
+        for side in ("true", "false"):
+            value = getattr(question.criteria, side)
+            if value is not None:
+                parts.append((f"criteria.{side}", value))
+    return parts
+
+
 def check_structure(request: DecisionRequest, requests: Sequence[RecordedRequest]) -> None:
-    """Fail unless every part of ``request`` reached the backend with its structure.
+    """Fail unless every part of ``request`` reached the backend with its structure, each
+    question's parts in a request that asks it (one carrying its instructions), and the context
+    in every request that asks a question.
 
     Raises:
-        ConformanceError: Naming the question and the part that is missing or reshaped.
+        ConformanceError: Naming the question and the part that is missing, reshaped, or sent
+            only in a request about something else.
     """
     got = received(requests)
     _check(got, request.context, "the context", None)
+    each = [received([sent]) for sent in requests]
+    asking: dict[int, str] = {}
     for question_id, question in request.questions.items():
         _check(got, question.instructions, "the instructions", question_id)
-        if isinstance(question, ChoiceQuestion):
-            for name, description in question.options.items():
-                _check(got, name, f"the name of option {name!r}", question_id)
-                if description is not None:
-                    _check(got, description, f"the description of option {name!r}", question_id)
-        elif isinstance(question, ScoreQuestion):
-            for index, level in enumerate(question.levels):
-                _check(got, level, f"level {index}", question_id)
-        elif isinstance(question, BooleanQuestion) and question.criteria is not None:
-            for side in ("true", "false"):
-                value = getattr(question.criteria, side)
-                if value is not None:
-                    _check(got, value, f"criteria.{side}", question_id)
+        parts = _parts(question)
+        for what, value in parts:
+            _check(got, value, what, question_id)
+        holders = [i for i, one in enumerate(each) if _has(one, question.instructions)]
+        for index in holders:
+            asking.setdefault(index, question_id)
+        if holders and not any(all(_has(each[i], value) for _, value in parts) for i in holders):
+            best = max(holders, key=lambda i: sum(_has(each[i], value) for _, value in parts))
+            what = next(what for what, value in parts if not _has(each[best], value))
+            fail(
+                ConformanceRule.STRUCTURE,
+                f"{what} is not in the request that asks this question (the one carrying its "
+                "instructions): it was sent with another question, or not with this one",
+                question=question_id,
+                value=[f"{r.method} {r.url}" for r in (requests[i] for i in holders)],
+                fix="send each question with all of its own parts (options, levels, criteria) "
+                "in the request that asks it",
+            )
+    for index, question_id in sorted(asking.items()):
+        if not _has(each[index], request.context):
+            fail(
+                ConformanceRule.STRUCTURE,
+                f"the context is not in request {index + 1} of {len(requests)} (the one asking "
+                "this question): every request that asks a question must carry the context",
+                question=question_id,
+                value=f"{requests[index].method} {requests[index].url}",
+                fix="send the request's context with every request, not only the first",
+            )

@@ -24,6 +24,8 @@ HOLD_LIMIT_S: Final = 30.0
 
 Failure = Callable[[httpx.Request], httpx.Response]
 """What a failing backend does with a request: answer it, or raise an httpx error."""
+Rewrite = Callable[[Any], Any]
+"""What is done to a JSON response body before the provider sees it: the body to send on."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class RecordingTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._failure: Failure | None = None
+        self._rewrite: Rewrite | None = None
         self._holding = False
         self._released = threading.Event()
 
@@ -115,6 +118,11 @@ class RecordingTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
 
     # --- how the backend behaves ---------------------------------------------------------------
 
+    @property
+    def is_failing(self) -> bool:
+        """Whether a :meth:`failing` block is active."""
+        return self._failure is not None
+
     @contextmanager
     def failing(self, failure: Failure) -> Iterator[None]:
         """Answer every request with ``failure(request)`` (never reaching the backend)."""
@@ -123,6 +131,25 @@ class RecordingTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
             yield
         finally:
             self._failure = None
+
+    @contextmanager
+    def rewriting(self, rewrite: Rewrite) -> Iterator[None]:
+        """Pass every JSON response body through ``rewrite(body)`` (which returns the body to
+        send on) before the provider sees it; what is recorded is what the provider got."""
+        self._rewrite = rewrite
+        try:
+            yield
+        finally:
+            self._rewrite = None
+
+    def _rewritten(self, raw: bytes) -> bytes:
+        rewrite = self._rewrite
+        if rewrite is None:
+            return raw
+        body = _parse(raw)
+        if body is None:
+            return raw
+        return json.dumps(rewrite(body)).encode()
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -176,7 +203,7 @@ class RecordingTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
             else:
                 with allow_network():
                     response = self._send_sync(_copy(request, content))
-            raw = response.read()
+            raw = self._rewritten(response.read())
         except BaseException:
             self._record(request, content, None, b"")
             raise
@@ -199,7 +226,7 @@ class RecordingTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
             else:
                 with allow_network():
                     response = await self._send_async(_copy(request, content))
-            raw = await response.aread()
+            raw = self._rewritten(await response.aread())
         except BaseException:
             self._record(request, content, None, b"")
             raise

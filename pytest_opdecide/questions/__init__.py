@@ -68,14 +68,18 @@ from pytest_opdecide.questions._runtime_provider import RuntimeDecisionProvider
 from pytest_opdecide.questions._thread import DecideOptions, ThreadState, decide
 from pytest_opdecide.questions._validate import (
     DEFAULT_TOLERANCE,
+    FLOAT_EPSILON,
+    ROUNDING_KEY,
     validate_request,
     validate_result,
 )
 
 __all__ = [
     "DEFAULT_TOLERANCE",
+    "FLOAT_EPSILON",
     "OPENAI_COMPATIBLE_CONFIG_SLOTS",
     "PROVIDER_ERROR_CODES",
+    "ROUNDING_KEY",
     "SPECIFICATION_VERSION",
     "AbortController",
     "AbortSignal",

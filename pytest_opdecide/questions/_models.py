@@ -14,14 +14,24 @@ built and then reported by rule.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias, TypeVar
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal, Self, TypeAlias, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PlainValidator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PlainValidator,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, ValidationError
 
 from pytest_opdecide.questions._abort import AbortSignal
-from pytest_opdecide.questions._json import NonJsonValueError, json_copy
+from pytest_opdecide.questions._json import NonJsonValueError, json_copy, loads_strictly
 
 DecisionJson: TypeAlias = JsonValue
 """Any JSON value: ``str``, ``int``, ``float``, ``bool``, ``None``, lists and string-keyed dicts."""
@@ -31,6 +41,8 @@ DecisionContext: TypeAlias = str | list[JsonValue] | dict[str, JsonValue]
 
 NON_JSON_ERROR = "decision_json"
 """The pydantic error type raised for a value that is not JSON."""
+REPEATED_KEY_ERROR = "json_repeated_key"
+"""The pydantic error type raised for JSON text in which an object repeats a key."""
 
 
 def _context(value: object) -> DecisionContext:
@@ -68,8 +80,19 @@ def _omit_none(value: object) -> bool:
     return value is None
 
 
+def _where(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the top level"
+
+
 class WireModel(BaseModel):
-    """Base of every model: camelCase aliases, either spelling accepted, unknown fields refused."""
+    """Base of every model: camelCase aliases, either spelling accepted, unknown fields refused.
+
+    JSON text in which an object repeats a key (``{"a": null, "a": "x"}``) is refused by
+    :meth:`model_validate_json`: most parsers keep the last value, silently losing the other.
+    """
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -77,6 +100,37 @@ class WireModel(BaseModel):
         validate_by_alias=True,
         extra="forbid",
     )
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> Self:
+        """Read the model from JSON text, refusing an object that repeats a key.
+
+        Raises:
+            ValidationError: The text is not a valid model, or an object in it repeats a key
+                (error type ``json_repeated_key``, located at that object).
+        """
+        try:
+            _, repeated = loads_strictly(json_data)
+        except ValueError:
+            repeated = None  # not JSON: pydantic reports it in its own words below
+        if repeated is not None:
+            path, keys = repeated
+            raise ValidationError.from_exception_data(
+                cls.__name__,
+                [
+                    {
+                        "type": PydanticCustomError(
+                            REPEATED_KEY_ERROR,
+                            "the JSON object at {where} repeats the key(s) {keys}: which value "
+                            "is meant is ambiguous",
+                            {"where": _where(path), "keys": repr(keys)},
+                        ),
+                        "loc": path,
+                        "input": keys,
+                    }
+                ],
+            )
+        return super().model_validate_json(json_data, **kwargs)
 
 
 # ---------------------------------------------------------------- questions
@@ -111,8 +165,44 @@ class ScoreQuestion(WireModel):
     levels: list[Context]
 
 
-class BooleanCriteria(WireModel):
+class _KeepsGivenNulls(WireModel):
+    """A model whose optional fields, left out of the wire form when unset, keep an explicit
+    ``null``: ``{"criteria": null}`` reads and writes back as it was given, never dropped."""
+
+    @model_serializer(mode="wrap")
+    def _keep_given_nulls(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        data = handler(self)
+        if not isinstance(data, dict) or info.exclude_none:
+            return data
+        ordered: dict[str, Any] = {}
+        for name, field in type(self).model_fields.items():
+            key = field.alias if info.by_alias and field.alias else name
+            if key in data:
+                ordered[key] = data.pop(key)
+            elif (
+                name in self.model_fields_set
+                and getattr(self, name) is None
+                and not _excluded(info, name)
+            ):
+                ordered[key] = None
+        ordered.update(data)
+        return ordered
+
+
+def _excluded(info: SerializationInfo, name: str) -> bool:
+    include, exclude = info.include, info.exclude
+    if isinstance(exclude, set | dict) and name in exclude:
+        return True
+    return isinstance(include, set | dict) and name not in include
+
+
+class BooleanCriteria(_KeepsGivenNulls):
     """Optional descriptions of the two outcomes of a boolean question.
+
+    A side given as ``None`` (``null``) describes nothing, as an absent one; it is kept in the
+    wire form as given.
 
     Attributes:
         true: What makes the condition true.
@@ -123,13 +213,14 @@ class BooleanCriteria(WireModel):
     false: OptionalContext = Field(default=None, exclude_if=_omit_none)
 
 
-class BooleanQuestion(WireModel):
+class BooleanQuestion(_KeepsGivenNulls):
     """Estimate the probability that the condition in ``instructions`` is true.
 
     Attributes:
         type: Always ``"boolean"``.
         instructions: The condition to evaluate.
-        criteria: Optional descriptions of the true and false outcomes.
+        criteria: Optional descriptions of the true and false outcomes. ``None`` (``null``)
+            gives none, as an absent ``criteria``; an explicit ``null`` stays in the wire form.
     """
 
     type: Literal["boolean"] = "boolean"
@@ -245,18 +336,13 @@ class ProviderUsage(WireModel):
     def __add__(self, other: ProviderUsage) -> ProviderUsage:
         """Add two usages: counts add up; optional counts add up when either side has one.
 
-        ``cost`` is the sum when both sides have one and whichever exists otherwise; ``provider``
-        and ``pricing`` are taken from the left side, else the right.
+        ``cost`` is the sum when both sides have one, and ``None`` (unknown) otherwise: a side
+        without a cost would make the sum understate it. ``provider`` and ``pricing`` are taken
+        from the left side, else the right.
         """
         if not isinstance(other, ProviderUsage):
             return NotImplemented
-        cost = (
-            self.cost + other.cost
-            if self.cost is not None and other.cost is not None
-            else self.cost
-            if self.cost is not None
-            else other.cost
-        )
+        cost = self.cost + other.cost if self.cost is not None and other.cost is not None else None
         return ProviderUsage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
@@ -278,6 +364,49 @@ class ProviderUsage(WireModel):
             The priced copy.
         """
         return self.model_copy(update={"pricing": pricing, "cost": pricing.cost(self)})
+
+    @classmethod
+    def combined(
+        cls,
+        reports: Iterable[ProviderUsage | None],
+        *,
+        provider: str | None = None,
+        pricing: ProviderUsagePricing | None = None,
+    ) -> ProviderUsage:
+        """The usage of a decision from what each backend response reported.
+
+        Counts are added up over the responses that reported usage (zeros when none did:
+        counts are never estimated). ``cost`` is computed from ``pricing`` only when every
+        response reported its usage: unknown usage is not free, so a missing report leaves the
+        cost absent (``None``) rather than understating it.
+
+        Args:
+            reports: One entry per backend response: its usage, or ``None`` when it reported
+                none.
+            provider: The provider's name, recorded in ``provider``.
+            pricing: Prices per million tokens, recorded in ``pricing`` (and used for ``cost``
+                when it can be known).
+
+        Returns:
+            The combined usage.
+
+        Example:
+            >>> prices = ProviderUsagePricing(input_per_million=1.0, output_per_million=2.0)
+            >>> one = ProviderUsage(prompt_tokens=1000, completion_tokens=10, total_tokens=1010)
+            >>> ProviderUsage.combined([one, one], pricing=prices).cost
+            0.00204
+            >>> print(ProviderUsage.combined([one, None], pricing=prices).cost)
+            None
+        """
+        listed = list(reports)
+        known = [report for report in listed if report is not None]
+        total = cls(provider=provider)
+        for report in known:
+            total = total + report.model_copy(update={"cost": None})
+        total = total.model_copy(update={"provider": provider, "pricing": pricing})
+        if pricing is not None and known and len(known) == len(listed):
+            total = total.priced(pricing)
+        return total
 
 
 class ProviderModelInfo(WireModel):

@@ -299,20 +299,15 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
     def _result(
         self, model: str, request: DecisionRequest, outcomes: list[_Outcome]
     ) -> DecisionResult:
-        usage = ProviderUsage(provider=self.name)
-        missing_usage = 0
+        reports = [reported for outcome in outcomes for reported in outcome.usages]
+        missing_usage = reports.count(None)
+        # Cost only when every response reported usage: unknown usage is not free.
+        usage = ProviderUsage.combined(reports, provider=self.name, pricing=self.pricing)
         models: list[str] = []
         for outcome in outcomes:
-            for reported in outcome.usages:
-                if reported is None:
-                    missing_usage += 1
-                else:
-                    usage = usage + reported
             for reported_model in outcome.models:
                 if reported_model not in models:
                     models.append(reported_model)
-        if self.pricing is not None:
-            usage = usage.priced(self.pricing)
         metadata: dict[str, JsonValue] = {
             "provider": self.name,
             "questions": {

@@ -12,8 +12,11 @@ runtime side (here: :class:`~pytest_opdecide.questions.ThreadState`) resolves th
 4. the slot's ``default``.
 
 A required slot left empty is an error naming its variable. When an override changes a ``url``
-slot, inherited secrets (from the config or the environment) are *not* carried to the new
-destination: the override must bring its own.
+slot, nothing inherited that can carry a credential reaches the new destination: secret slots
+(from the config or the environment), the ``api_key`` and ``default_headers`` of the config and
+user:password parts of inherited URLs are dropped, and an inherited httpx client (or a
+transport other than httpx's own, which may add headers of its own) is refused. The override
+must bring its own credentials.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from pytest_opdecide.questions._errors import (
     ProviderError,
 )
 from pytest_opdecide.questions._models import DecisionRequest, DecisionResult, ProviderModelInfo
-from pytest_opdecide.questions._validate import validate_request, validate_result
+from pytest_opdecide.questions._rules import Rule
+from pytest_opdecide.questions._validate import ROUNDING_KEY, validate_request, validate_result
 
 SPECIFICATION_VERSION: Final = "1"
 
@@ -80,6 +84,25 @@ class DecisionProvider(Protocol):
         ...
 
 
+def declared_provider_problem(candidate: object) -> str | None:
+    """Why ``candidate`` is not a decision provider by the interface it declares, or ``None``.
+
+    A decision provider declares ``kind == "decision"`` and ``specification_version == "1"``
+    and has a ``decide`` method; nothing is guessed from its other attributes.
+    """
+    if isinstance(candidate, type):
+        return f"it is the class {candidate.__name__}, not a provider object"
+    kind = getattr(candidate, "kind", None)
+    if kind != "decision":
+        return f"it declares kind={kind!r}, not 'decision'"
+    version = getattr(candidate, "specification_version", None)
+    if version != SPECIFICATION_VERSION:
+        return f"it declares specification_version={version!r}, not {SPECIFICATION_VERSION!r}"
+    if not callable(getattr(candidate, "decide", None)):
+        return "it has no decide(request) method"
+    return None
+
+
 class BaseDecisionProvider(ABC):
     """A decision provider that validates requests and results around its own work.
 
@@ -95,6 +118,10 @@ class BaseDecisionProvider(ABC):
         max_questions: The most questions per request, or ``None``.
         max_options: The most options per choice question, or ``None``.
         max_levels: The most levels per score question, or ``None``.
+        probability_decimals: The decimal places the provider rounds every probability to, or
+            ``None`` when it does not round. :meth:`decide` then states it in the result's
+            ``metadata["rounding"]`` (the spec lets providers report their rounding there) and
+            accepts sums within what the rounding explains; values are never renormalised.
     """
 
     name: str = "decision"
@@ -103,6 +130,7 @@ class BaseDecisionProvider(ABC):
     max_questions: int | None = None
     max_options: int | None = None
     max_levels: int | None = None
+    probability_decimals: int | None = None
 
     async def decide(self, request: DecisionRequest | Mapping[str, Any]) -> DecisionResult:
         """Answer every question of ``request``.
@@ -132,11 +160,24 @@ class BaseDecisionProvider(ABC):
             max_levels=self.max_levels,
         )
         result = await run_abortable(self.decide_validated(checked), checked.signal)
+        decimals = self.probability_decimals
+        if decimals is not None and isinstance(result, DecisionResult):
+            metadata = dict(result.metadata or {})
+            if ROUNDING_KEY not in metadata:
+                metadata[ROUNDING_KEY] = {"decimals": decimals}
+                result = result.model_copy(update={"metadata": metadata})
         try:
-            return validate_result(checked, result)
+            return validate_result(checked, result, decimals=decimals)
         except InvalidResultError as error:
+            hint = (
+                "; if the provider rounds its probabilities, say so: probability_decimals = "
+                "<decimal places> on the provider class"
+                if error.rule is Rule.PROBABILITY_SUM and decimals is None
+                else ""
+            )
             raise ProviderError(
-                f"provider {self.name!r} produced a result that breaks a rule: {error}", "unknown"
+                f"provider {self.name!r} produced a result that breaks a rule: {error}{hint}",
+                "unknown",
             ) from error
 
     def decide_sync(self, request: DecisionRequest | Mapping[str, Any]) -> DecisionResult:
@@ -417,7 +458,60 @@ def resolve_provider_config(
             )
         values[name] = value
     register(values[name] for name, slot in slots.items() if slot.type == "secret")  # cassettes
-    return config.with_values(values)
+    resolved = config.with_values(values)
+    if redirected:
+        resolved = _without_inherited_credentials(resolved, slots, overrides)
+    return resolved
+
+
+_CREDENTIAL_FREE_TRANSPORTS: Final = (
+    httpx.MockTransport,
+    httpx.HTTPTransport,
+    httpx.AsyncHTTPTransport,
+)
+
+
+def _without_userinfo(url: object) -> object:
+    if not isinstance(url, str) or "@" not in url:
+        return url
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return url
+    return str(parsed.copy_with(userinfo=b"")) if parsed.userinfo else url
+
+
+def _without_inherited_credentials(
+    config: ProviderFactoryConfig, slots: ProviderConfigSlots, overrides: Mapping[str, object]
+) -> ProviderFactoryConfig:
+    """``config`` with nothing inherited that could carry a credential to a new destination."""
+    transport = config.transport
+    if transport is not None and type(transport) not in _CREDENTIAL_FREE_TRANSPORTS:
+        kind = (
+            "an httpx client"
+            if isinstance(transport, httpx.Client | httpx.AsyncClient)
+            else f"a {type(transport).__name__} transport"
+        )
+        overridden = sorted(name for name, value in overrides.items() if _present(value))
+        raise ProviderConfigError(
+            f"the destination is overridden ({', '.join(overridden)}), but the inherited "
+            f"transport is {kind}, which can add headers or credentials of its own to requests "
+            "sent to the new destination; give the thread a config without that transport "
+            "(httpx.MockTransport and httpx's HTTP transports are kept), or do not override the "
+            "destination",
+            "invalid_request",
+            slot=overridden[0],
+            env_var=slots[overridden[0]].default_env,
+        )
+    values: dict[str, object] = {}
+    if not _present(overrides.get("api_key")):
+        values["api_key"] = None  # a credential by definition, whether a slot or not
+    for name, value in [("base_url", config.base_url), *config.options.items()]:
+        slot = slots.get(name)
+        inherited = not _present(overrides.get(name))
+        if inherited and (name == "base_url" or (slot is not None and slot.type == "url")):
+            values[name] = _without_userinfo(value)
+    return replace(config.with_values(values), default_headers={})
 
 
 ProviderT = TypeVar("ProviderT", bound=DecisionProvider, covariant=True)

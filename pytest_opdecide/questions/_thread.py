@@ -16,11 +16,14 @@ from typing import Any, TypeAlias
 from pydantic import ConfigDict, Field, SkipValidation
 
 from pytest_opdecide.questions._abort import AbortSignal
+from pytest_opdecide.questions._errors import ProviderConfigError
+from pytest_opdecide.questions._json import json_copy
 from pytest_opdecide.questions._models import DecisionRequest, DecisionResult
 from pytest_opdecide.questions._provider import (
     DecisionProvider,
     DecisionProviderFactory,
     ProviderFactoryConfig,
+    declared_provider_problem,
     resolve_provider_config,
 )
 from pytest_opdecide.questions._validate import validate_request
@@ -31,7 +34,10 @@ ProviderSource: TypeAlias = (
     | DecisionProvider
 )
 """What ``DecideOptions.provider`` accepts: a factory (the spec's form; its config slots are
-resolved by the thread) or, for convenience in tests, a ready provider."""
+resolved by the thread) or, for convenience in tests, a ready provider. The two are told apart
+by what they declare: an object declaring ``kind`` or ``decide`` is a provider (and must be a
+decision provider); any other callable is a factory, whose product must be one. A class is
+neither: pass an instance, or a factory building one."""
 
 
 class DecideOptions(DecisionRequest):
@@ -47,8 +53,12 @@ class DecideOptions(DecisionRequest):
     provider: SkipValidation[ProviderSource] = Field(exclude=True, repr=False)
 
 
-def _is_provider(source: object) -> bool:
-    return getattr(source, "kind", None) == "decision" and callable(getattr(source, "decide", None))
+def _declares_provider(source: object) -> bool:
+    return hasattr(source, "kind") or hasattr(source, "decide")
+
+
+def _name(source: object) -> str:
+    return getattr(source, "__qualname__", None) or type(source).__name__
 
 
 @dataclass(eq=False)
@@ -63,7 +73,9 @@ class ThreadState:
         provider_config: The runtime's provider configuration (credentials, endpoint,
             transport), inherited by every decision of the thread.
         provider_overrides: User- or thread-scoped config slot values; a changed destination
-            never receives the inherited credentials.
+            never receives the inherited credentials. Applied to factories that declare
+            ``config_slots``; refused (``ProviderConfigError``) for a ready provider or a
+            factory without slots, which could not honour them.
         environ: Environment read for config slots (``os.environ`` when ``None``).
         on_turn: Called when a conversational turn starts. ``decide()`` never calls it.
     """
@@ -88,7 +100,9 @@ class ThreadState:
             The provider's result.
 
         Raises:
-            TypeError: No provider was given.
+            TypeError: No provider was given, or what was given is not a decision provider or
+                a factory of one (a class, a provider declaring another ``kind``...).
+            ProviderConfigError: ``provider_overrides`` cannot be applied to what was given.
             ProviderError: ``invalid_request`` for a malformed request (before the provider is
                 called), or whatever the provider raises.
         """
@@ -96,26 +110,60 @@ class ThreadState:
         return await self._provider(source).decide(request)
 
     def _provider(self, source: ProviderSource) -> DecisionProvider:
-        if _is_provider(source):
+        if isinstance(source, type):
+            raise TypeError(
+                f"provider is the class {source.__name__}: pass a provider object "
+                f"({source.__name__}(...)) or a factory taking a ProviderFactoryConfig "
+                f"(DecisionProviderFactory(lambda config: {source.__name__}(...), "
+                "config_slots=...))"
+            )
+        if _declares_provider(source) and not isinstance(source, DecisionProviderFactory):
+            problem = declared_provider_problem(source)
+            if problem is not None:
+                raise TypeError(f"provider {source!r} is not a decision provider: {problem}")
+            self._refuse_overrides("a ready provider (it is built already)")
             return source  # type: ignore[return-value]
         if isinstance(source, DecisionProviderFactory):
             config = source.resolve(
                 self.provider_config, overrides=self.provider_overrides, environ=self.environ
             )
-            built: DecisionProvider = source(config)
-            return built
-        if callable(source):
+        elif callable(source):
             slots = getattr(source, "config_slots", None)
             config = self.provider_config
             if isinstance(slots, Mapping):
                 config = resolve_provider_config(
                     slots, config, overrides=self.provider_overrides, environ=self.environ
                 )
-            provider: DecisionProvider = source(config)
-            return provider
-        raise TypeError(
-            f"provider must be a decision provider factory or a decision provider, got {source!r}"
-        )
+            else:
+                self._refuse_overrides(
+                    f"the factory {_name(source)}, which declares no config_slots"
+                )
+        else:
+            raise TypeError(
+                "provider must be a decision provider factory or a decision provider, "
+                f"got {source!r}"
+            )
+        built = source(config)
+        problem = declared_provider_problem(built)
+        if problem is not None:
+            raise TypeError(
+                f"the factory {_name(source)} built {built!r}, which is not a decision "
+                f"provider: {problem}"
+            )
+        provider: DecisionProvider = built
+        return provider
+
+    def _refuse_overrides(self, what: str) -> None:
+        overridden = sorted(self.provider_overrides)
+        if overridden:
+            raise ProviderConfigError(
+                f"provider_overrides {overridden} cannot be applied to {what}: pass a factory "
+                "that declares config_slots for them (DecisionProviderFactory(build, "
+                "config_slots=...)), or leave the overrides empty",
+                "invalid_request",
+                slot=overridden[0],
+                env_var=None,
+            )
 
     def add_message(self, message: Any) -> None:
         """Append ``message`` to the conversation (the explicit way to record an answer)."""
@@ -147,14 +195,30 @@ def _split_options(
             signal=options.signal,
         )
         validate_request(request)
-        return options.provider, request
+        return options.provider, _copied(request)
     if not isinstance(options, Mapping):
         raise TypeError(f"decide() takes DecideOptions or a mapping, got {type(options).__name__}")
     fields = dict(options)
     source = fields.pop("provider", None)
     if source is None:
         raise TypeError("decide() needs a provider: pass provider=<factory or provider>")
-    return source, validate_request(fields)
+    return source, _copied(validate_request(fields))
+
+
+def _copied(request: DecisionRequest) -> DecisionRequest:
+    """A request of its own for the provider: whatever it does with the context and the
+    questions, the caller's objects (a context built from the thread's messages...) stay as
+    they were."""
+    return DecisionRequest.model_construct(
+        _fields_set=request.model_fields_set,
+        model=request.model,
+        context=json_copy(request.context, "context"),  # type: ignore[arg-type]
+        questions={
+            question_id: question.model_copy(deep=True)
+            for question_id, question in request.questions.items()
+        },
+        signal=request.signal,
+    )
 
 
 async def decide(state: ThreadState, options: DecideOptions | Mapping[str, Any]) -> DecisionResult:

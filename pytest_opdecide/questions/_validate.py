@@ -8,15 +8,21 @@ reported, checking the request (or result) as a whole first and then the questio
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import ValidationError
 
 from pytest_opdecide.questions._errors import InvalidRequestError, InvalidResultError
-from pytest_opdecide.questions._json import NonJsonValueError, json_copy, json_identical
+from pytest_opdecide.questions._json import (
+    NonJsonValueError,
+    json_copy,
+    json_identical,
+    loads_strictly,
+    unwritable_text,
+)
 from pytest_opdecide.questions._models import (
     NON_JSON_ERROR,
     BooleanAnswer,
@@ -32,7 +38,18 @@ from pytest_opdecide.questions._models import (
 from pytest_opdecide.questions._rules import Rule
 
 DEFAULT_TOLERANCE: Final = 1e-3
-"""How far from 1 a distribution's sum may be (room for provider rounding)."""
+"""How far from 1 a distribution's sum may be when the provider declares no rounding."""
+
+FLOAT_EPSILON: Final = 1e-9
+"""Added to every tolerance: floating-point room, so that ``0.25 + 0.25 + 0.25 + 0.249``
+(which sums to ``0.9989999999999999``) is within ``0.001`` of 1, as written."""
+
+ROUNDING_KEY: Final = "rounding"
+"""The ``metadata`` key under which a provider states its rounding: ``{"decimals": 3}`` for
+every probability of the result (``metadata["rounding"]``), or for one question's
+(``metadata["questions"][question_id]["rounding"]``)."""
+
+MAX_DECIMALS: Final = 15
 
 _BOUND_SLACK: Final = 1e-9  # floating-point room for sum(i * p_i) at the ends of the scale
 
@@ -49,53 +66,13 @@ def _format_location(location: Sequence[int | str]) -> str:
     return text or "the top level"
 
 
-class _DuplicateKeys(dict[str, Any]):
-    """A JSON object that repeated some of its keys (only the last value of each is kept)."""
-
-    def __init__(self, pairs: list[tuple[str, Any]], duplicates: list[str]) -> None:
-        super().__init__(pairs)
-        self.duplicates = duplicates
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: set[str] = set()
-    duplicates = []
-    for key, _ in pairs:
-        if key in seen:
-            duplicates.append(key)
-        seen.add(key)
-    return _DuplicateKeys(pairs, duplicates) if duplicates else dict(pairs)
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _find_duplicates(
-    value: object, path: tuple[str | int, ...]
-) -> tuple[tuple[str | int, ...], list[str]] | None:
-    if isinstance(value, _DuplicateKeys):
-        return path, value.duplicates
-    children: list[tuple[str | int, object]] = []
-    if isinstance(value, dict):
-        children = list(value.items())
-    elif isinstance(value, list):
-        children = list(enumerate(value))
-    for key, child in children:
-        found = _find_duplicates(child, (*path, key))
-        if found is not None:
-            return found
-    return None
-
-
 def _parse_request_text(text: str | bytes) -> object:
     try:
-        data = json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
-    except ValueError as error:  # JSONDecodeError and the constants above
+        data, found = loads_strictly(text)
+    except ValueError as error:  # JSONDecodeError and NaN / Infinity
         raise InvalidRequestError(
             f"the request is not valid JSON: {error}", rule=Rule.REQUEST_SHAPE, value=text[:80]
         ) from None
-    found = _find_duplicates(data, ())
     if found is not None:
         path, keys = found
         if len(path) == 3 and path[0] == "questions" and path[2] == "options":
@@ -141,6 +118,17 @@ def _check_json(value: object, path: str, question: str | None) -> None:
             rule=Rule.REQUEST_JSON,
             question=question,
             value=value,
+        )
+
+
+def _check_text(text: str, what: str, question: str | None) -> None:
+    problem = unwritable_text(text)
+    if problem is not None:
+        raise InvalidRequestError(
+            f"{what} cannot be sent: it holds {problem}",
+            rule=Rule.REQUEST_JSON,
+            question=question,
+            value=text,
         )
 
 
@@ -211,6 +199,7 @@ def _check_request(
         raise InvalidRequestError(
             "model must be a string", rule=Rule.REQUEST_SHAPE, value=request.model
         )
+    _check_text(request.model, "the model name", None)
     _check_json(request.context, "context", None)
     questions = request.questions
     if not isinstance(questions, Mapping):
@@ -237,6 +226,7 @@ def _check_request(
             raise InvalidRequestError(
                 "question ids must be non-blank strings", rule=Rule.QUESTION_ID, value=question_id
             )
+        _check_text(question_id, "the question id", question_id)
         _check_question(question_id, question, max_options, max_levels)
 
 
@@ -297,6 +287,7 @@ def _check_choice(question_id: str, question: ChoiceQuestion, max_options: int |
                 value=[seen[folded], name],
             )
         seen[folded] = name
+        _check_text(name, f"option name {name!r}", question_id)
         if description is not None:
             _check_json(description, f"options[{name!r}]", question_id)
 
@@ -360,16 +351,26 @@ def validate_result(
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     score_tolerance: float | None = None,
+    decimals: int | None = None,
 ) -> DecisionResult:
     """Check a decision result against every result rule, for the request it answers.
+
+    Probabilities are checked as reported: rounded values are never renormalised. A provider
+    that rounds says so, and its sums are then accepted within what the rounding explains: with
+    ``n`` values rounded to ``d`` decimal places, ``n * 0.5 * 10**-d`` (``3 * 0.005`` for
+    ``0.33``, ``0.33``, ``0.33``). Every comparison also allows :data:`FLOAT_EPSILON`.
 
     Args:
         request: The request that was answered (anything :func:`validate_request` accepts).
         result: A ``DecisionResult``, its wire JSON as a mapping, or that JSON as text.
-        tolerance: How far from 1 a distribution's sum may be. Probabilities are checked as
-            reported: rounded values are never renormalised here.
+        tolerance: How far from 1 a distribution's sum may be (when rounding explains less).
         score_tolerance: How far ``score`` may be from ``sum(i * p_i)``; defaults to
-            ``tolerance * (L - 1)`` for ``L`` levels (the scale's width).
+            ``tolerance * (L - 1)`` for ``L`` levels (the scale's width), or to what rounding
+            explains when more.
+        decimals: The decimal places every probability was rounded to. ``None`` reads the
+            result's own statement: ``metadata["questions"][id]["rounding"]["decimals"]`` for
+            one question, else ``metadata["rounding"]["decimals"]`` (see :data:`ROUNDING_KEY`).
+            Each probability must then have at most that many decimal places.
 
     Returns:
         The result as a ``DecisionResult`` (the same object when one was given).
@@ -379,8 +380,9 @@ def validate_result(
         InvalidResultError: The result breaks a rule: ``RESULT_SHAPE``, ``RESULT_MODEL``,
             ``RESULT_USAGE``, ``ANSWERS_MISSING``, ``ANSWERS_UNEXPECTED``, ``ANSWER_TYPE``,
             ``CHOICE_SELECTION``, ``CHOICE_PROBABILITY_KEYS``, ``SCORE_PROBABILITY_KEYS``,
-            ``PROBABILITY_RANGE``, ``PROBABILITY_SUM``, ``SCORE_WEIGHTED_MEAN``, ``SCORE_RANGE``,
-            ``SCORE_LEGEND``, ``BOOLEAN_PROBABILITY`` or ``CONFIDENCE_RANGE``.
+            ``PROBABILITY_RANGE``, ``PROBABILITY_SUM``, ``PROBABILITY_ROUNDING``,
+            ``SCORE_WEIGHTED_MEAN``, ``SCORE_RANGE``, ``SCORE_LEGEND``, ``BOOLEAN_PROBABILITY``
+            or ``CONFIDENCE_RANGE``.
     """
     checked_request = validate_request(request)
     if isinstance(result, str | bytes):
@@ -399,16 +401,94 @@ def validate_result(
             result = DecisionResult.model_validate(dict(result))
         except ValidationError as error:
             raise _result_shape_error(error) from None
-    _check_result(checked_request, result, tolerance, score_tolerance)
+    if decimals is not None:
+        _check_decimals(decimals, "decimals", None)
+    _check_result(checked_request, result, _Allowance(tolerance, score_tolerance, decimals))
     return result
 
 
-def _check_result(
-    request: DecisionRequest,
-    result: DecisionResult,
-    tolerance: float,
-    score_tolerance: float | None,
-) -> None:
+@dataclass(frozen=True)
+class _Allowance:
+    """How far a result's sums and scores may be from exact."""
+
+    tolerance: float
+    score_tolerance: float | None
+    decimals: int | None
+
+    def sum_slack(self, count: int, decimals: int | None) -> float:
+        """How far from 1 the sum of ``count`` probabilities may be."""
+        rounding = 0.0 if decimals is None else count * 0.5 * 10.0**-decimals
+        return max(self.tolerance, rounding)
+
+    def score_slack(self, top: int, decimals: int | None) -> float:
+        """How far ``score`` may be from ``sum(i * p_i)`` on levels ``0..top``."""
+        if self.score_tolerance is not None:
+            return self.score_tolerance
+        rounding = 0.0
+        if decimals is not None:
+            # Each p_i may be off by half a unit, weighted by i; the score itself too.
+            rounding = 0.5 * 10.0**-decimals * (top * (top + 1) / 2 + 1)
+        return max(self.tolerance * max(1, top), rounding)
+
+
+def _check_decimals(value: object, where: str, question: str | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DECIMALS:
+        raise InvalidResultError(
+            f"{where} must be a whole number of decimal places from 0 to {MAX_DECIMALS}",
+            rule=Rule.PROBABILITY_ROUNDING,
+            question=question,
+            value=value,
+        )
+    return value
+
+
+def _stated_rounding(holder: object, where: str, question: str | None) -> int | None:
+    if not isinstance(holder, Mapping) or ROUNDING_KEY not in holder:
+        return None
+    stated = holder[ROUNDING_KEY]
+    if not isinstance(stated, Mapping) or "decimals" not in stated:
+        raise InvalidResultError(
+            f'{where} must be {{"decimals": <decimal places>}}',
+            rule=Rule.PROBABILITY_ROUNDING,
+            question=question,
+            value=stated,
+        )
+    return _check_decimals(stated["decimals"], f"{where}['decimals']", question)
+
+
+def stated_decimals(result: DecisionResult, question_id: str) -> int | None:
+    """The decimal places ``result`` says the answer to ``question_id`` is rounded to.
+
+    Read from ``metadata["questions"][question_id]["rounding"]["decimals"]``, else
+    ``metadata["rounding"]["decimals"]``; ``None`` when neither is stated.
+
+    Raises:
+        InvalidResultError: A statement that is malformed (rule ``PROBABILITY_ROUNDING``).
+    """
+    metadata = result.metadata
+    if not isinstance(metadata, Mapping):
+        return None
+    questions = metadata.get("questions")
+    if isinstance(questions, Mapping):
+        stated = _stated_rounding(
+            questions.get(question_id),
+            f"metadata['questions'][{question_id!r}][{ROUNDING_KEY!r}]",
+            question_id,
+        )
+        if stated is not None:
+            return stated
+    return _stated_rounding(metadata, f"metadata[{ROUNDING_KEY!r}]", None)
+
+
+def _declared_decimals(
+    result: DecisionResult, question_id: str, allowance: _Allowance
+) -> int | None:
+    if allowance.decimals is not None:
+        return allowance.decimals
+    return stated_decimals(result, question_id)
+
+
+def _check_result(request: DecisionRequest, result: DecisionResult, allowance: _Allowance) -> None:
     if not isinstance(result.model, str) or not result.model.strip():
         raise InvalidResultError(
             "the result must name the model that answered",
@@ -447,12 +527,13 @@ def _check_result(
                 question=question_id,
                 value=getattr(answer, "type", answer),
             )
+        decimals = _declared_decimals(result, question_id, allowance)
         if isinstance(question, ChoiceQuestion) and isinstance(answer, ChoiceAnswer):
-            _check_choice_answer(question_id, question, answer, tolerance)
+            _check_choice_answer(question_id, question, answer, allowance, decimals)
         elif isinstance(question, ScoreQuestion) and isinstance(answer, ScoreAnswer):
-            _check_score_answer(question_id, question, answer, tolerance, score_tolerance)
+            _check_score_answer(question_id, question, answer, allowance, decimals)
         elif isinstance(answer, BooleanAnswer):
-            _check_boolean_answer(question_id, answer)
+            _check_boolean_answer(question_id, answer, decimals)
 
 
 def _check_usage(usage: object) -> None:
@@ -477,12 +558,27 @@ def _check_usage(usage: object) -> None:
             )
 
 
+def _check_rounded(question_id: str, key: str, value: float, decimals: int | None) -> None:
+    if decimals is None:
+        return
+    scaled = value * 10.0**decimals
+    if abs(scaled - round(scaled)) > 1e-6:
+        raise InvalidResultError(
+            f"the probabilities are stated as rounded to {decimals} decimal places, but that "
+            f"of {key!r} has more",
+            rule=Rule.PROBABILITY_ROUNDING,
+            question=question_id,
+            value=value,
+        )
+
+
 def _check_distribution(
     question_id: str,
     probabilities: object,
     expected_keys: list[str],
     keys_rule: Rule,
-    tolerance: float,
+    allowance: _Allowance,
+    decimals: int | None,
 ) -> dict[str, float]:
     if not isinstance(probabilities, Mapping):
         raise InvalidResultError(
@@ -509,10 +605,18 @@ def _check_distribution(
                 question=question_id,
                 value=probability,
             )
+        _check_rounded(question_id, key, probability, decimals)
     total = math.fsum(probabilities.values())
-    if abs(total - 1.0) > tolerance:
+    slack = allowance.sum_slack(len(probabilities), decimals)
+    if abs(total - 1.0) > slack + FLOAT_EPSILON:
+        explained = (
+            ""
+            if decimals is None or slack == allowance.tolerance
+            else f" (rounded to {decimals} decimal places: {len(probabilities)} x "
+            f"{0.5 * 10.0**-decimals:g})"
+        )
         raise InvalidResultError(
-            f"probabilities must sum to 1 within {tolerance:g}; they sum to {total!r}",
+            f"probabilities must sum to 1 within {slack:g}{explained}; they sum to {total!r}",
             rule=Rule.PROBABILITY_SUM,
             question=question_id,
             value=dict(probabilities),
@@ -533,7 +637,11 @@ def _check_confidence(question_id: str, confidence: object) -> None:
 
 
 def _check_choice_answer(
-    question_id: str, question: ChoiceQuestion, answer: ChoiceAnswer, tolerance: float
+    question_id: str,
+    question: ChoiceQuestion,
+    answer: ChoiceAnswer,
+    allowance: _Allowance,
+    decimals: int | None,
 ) -> None:
     names = list(question.options)
     if answer.choice not in question.options:
@@ -544,7 +652,12 @@ def _check_choice_answer(
             value=answer.choice,
         )
     _check_distribution(
-        question_id, answer.probabilities, names, Rule.CHOICE_PROBABILITY_KEYS, tolerance
+        question_id,
+        answer.probabilities,
+        names,
+        Rule.CHOICE_PROBABILITY_KEYS,
+        allowance,
+        decimals,
     )
     _check_confidence(question_id, answer.confidence)
 
@@ -553,13 +666,18 @@ def _check_score_answer(
     question_id: str,
     question: ScoreQuestion,
     answer: ScoreAnswer,
-    tolerance: float,
-    score_tolerance: float | None,
+    allowance: _Allowance,
+    decimals: int | None,
 ) -> None:
     top = len(question.levels) - 1
     indices = [str(index) for index in range(len(question.levels))]
     probabilities = _check_distribution(
-        question_id, answer.probabilities, indices, Rule.SCORE_PROBABILITY_KEYS, tolerance
+        question_id,
+        answer.probabilities,
+        indices,
+        Rule.SCORE_PROBABILITY_KEYS,
+        allowance,
+        decimals,
     )
     score = answer.score
     if not _is_number(score) or not -_BOUND_SLACK <= score <= top + _BOUND_SLACK:
@@ -570,8 +688,8 @@ def _check_score_answer(
             value=score,
         )
     expected = math.fsum(int(key) * probability for key, probability in probabilities.items())
-    allowed = tolerance * max(1, top) if score_tolerance is None else score_tolerance
-    if abs(score - expected) > allowed:
+    allowed = allowance.score_slack(top, decimals)
+    if abs(score - expected) > allowed + FLOAT_EPSILON:
         raise InvalidResultError(
             f"the score must equal sum(i * p_i) = {expected!r} within {allowed:g}",
             rule=Rule.SCORE_WEIGHTED_MEAN,
@@ -597,7 +715,7 @@ def _check_score_answer(
     _check_confidence(question_id, answer.confidence)
 
 
-def _check_boolean_answer(question_id: str, answer: BooleanAnswer) -> None:
+def _check_boolean_answer(question_id: str, answer: BooleanAnswer, decimals: int | None) -> None:
     probability: object = answer.probability
     if isinstance(probability, bool):
         raise InvalidResultError(
@@ -613,3 +731,4 @@ def _check_boolean_answer(question_id: str, answer: BooleanAnswer) -> None:
             question=question_id,
             value=probability,
         )
+    _check_rounded(question_id, "true", float(probability), decimals)  # type: ignore[arg-type]

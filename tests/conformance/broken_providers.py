@@ -1,11 +1,13 @@
-"""A gallery of deliberately broken decision providers, one per defect class.
+"""A gallery of decision providers: correct ones that must pass, broken ones that must be caught.
 
 :class:`HonestProvider` is a small, correct provider written from scratch (not on
 ``BaseDecisionProvider``, so that any step can go wrong): one OpenAI-compatible chat completion
 per question, outcomes labelled ``A``.. / ``0``.. / ``yes``/``no``, the distribution read from the
-first token's ``top_logprobs``. Every other class changes exactly one thing, the way real
-providers get it wrong. ``test_gallery.py`` proves the conformance suite catches each one, with
-a message naming the defect.
+first token's ``top_logprobs``. The other correct ones round (and never renormalise). Every
+broken class changes exactly one thing, the way real providers get it wrong: one per rule of
+the spec and of docs/conformance.md. ``test_gallery.py`` proves the conformance suite catches
+each one, through the test class and through ``opdecide check``, with a message naming the
+broken rule; ``CRASHES`` are providers that fail in every way that could take a test run down.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
+import time
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,10 +33,13 @@ from pytest_opdecide.questions import (
     DecisionQuestion,
     DecisionRequest,
     DecisionResult,
+    InvalidRequestError,
     ProviderError,
     ProviderErrorCode,
     ProviderFactoryConfig,
+    ProviderModelInfo,
     ProviderUsage,
+    Rule,
     ScoreAnswer,
     ScoreQuestion,
     validate_request,
@@ -62,13 +70,36 @@ class HonestProvider:
     def client(self) -> httpx.AsyncClient:
         transport = self.transport
         assert isinstance(transport, httpx.AsyncBaseTransport)
-        return httpx.AsyncClient(transport=transport)
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        return httpx.AsyncClient(transport=transport, headers=headers)
 
     def show(self, value: DecisionContext) -> str:
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
 
     def show_context(self, context: DecisionContext) -> str:
         return self.show(context)
+
+    def context_for(self, request: DecisionRequest, index: int) -> DecisionContext | None:
+        """The context sent with the request of the ``index``-th question."""
+        return request.context
+
+    def instructions_for(self, request: DecisionRequest, question_id: str) -> DecisionContext:
+        return request.questions[question_id].instructions
+
+    def shown_options(self, question: ChoiceQuestion) -> list[tuple[str, Any]]:
+        """The options as labelled A, B...: label i is read back as the i-th option given."""
+        return list(question.options.items())
+
+    def shown_levels(self, question: ScoreQuestion) -> list[Any]:
+        return list(question.levels)
+
+    def shown_criteria(self, question: BooleanQuestion) -> tuple[Any, Any]:
+        criteria = question.criteria
+        return (None, None) if criteria is None else (criteria.true, criteria.false)
+
+    def model_for(self, request: DecisionRequest) -> str:
+        """The model sent to the backend."""
+        return request.model
 
     def distribution(self, labels: Sequence[str], listed: Mapping[str, float]) -> list[float]:
         """Each label's probability, renormalised over the labels."""
@@ -78,17 +109,22 @@ class HonestProvider:
             raise ProviderError("the model named no label", "unknown")
         return [p / total for p in mass]
 
+    def reported(self, probability: float) -> float:
+        """A probability as reported (rounding providers round it here)."""
+        return probability
+
     def choice_answer(self, question: ChoiceQuestion, probabilities: list[float]) -> DecisionAnswer:
         names = list(question.options)
         best = max(range(len(names)), key=lambda i: probabilities[i])
         return ChoiceAnswer(
-            choice=names[best], probabilities=dict(zip(names, probabilities, strict=True))
+            choice=names[best],
+            probabilities={n: self.reported(p) for n, p in zip(names, probabilities, strict=True)},
         )
 
     def score_answer(self, question: ScoreQuestion, probabilities: list[float]) -> DecisionAnswer:
         return ScoreAnswer(
-            score=self.score(probabilities),
-            probabilities={str(i): p for i, p in enumerate(probabilities)},
+            score=self.reported(self.score(probabilities)),
+            probabilities={str(i): self.reported(p) for i, p in enumerate(probabilities)},
             legend={str(i): level for i, level in enumerate(question.levels)},
         )
 
@@ -96,10 +132,45 @@ class HonestProvider:
         return math.fsum(i * p for i, p in enumerate(probabilities))
 
     def boolean_answer(self, question: BooleanQuestion, yes: float, no: float) -> DecisionAnswer:
-        return BooleanAnswer(probability=yes / (yes + no))
+        return BooleanAnswer(probability=self.reported(yes / (yes + no)))
 
     def answers(self, request: DecisionRequest, found: dict[str, DecisionAnswer]) -> dict[str, Any]:
         return found
+
+    def usage_of(self, data: Mapping[str, Any], prompt: str) -> ProviderUsage | None:
+        """The usage one response reports, or ``None``."""
+        reported = data.get("usage")
+        if not isinstance(reported, Mapping):
+            return None
+        return ProviderUsage(
+            prompt_tokens=int(reported.get("prompt_tokens", 0)),
+            completion_tokens=int(reported.get("completion_tokens", 0)),
+            total_tokens=int(reported.get("total_tokens", 0)),
+        )
+
+    def total_usage(self, usages: list[ProviderUsage | None]) -> ProviderUsage:
+        return ProviderUsage.combined(usages, provider=self.name)
+
+    def result_model(self, request: DecisionRequest, models: list[str]) -> str:
+        """The result's model: the one the backend named."""
+        return models[0] if models else request.model
+
+    def metadata(self) -> dict[str, Any] | None:
+        return None
+
+    def result(
+        self,
+        request: DecisionRequest,
+        answers: dict[str, Any],
+        usage: ProviderUsage,
+        models: list[str],
+    ) -> DecisionResult:
+        return DecisionResult(
+            model=self.result_model(request, models),
+            answers=answers,
+            usage=usage,
+            metadata=self.metadata(),
+        )
 
     def error_for(self, response: httpx.Response) -> Exception:
         status = response.status_code
@@ -125,7 +196,7 @@ class HonestProvider:
             aborted.cancel()
             if not work.done():
                 work.cancel()
-                await asyncio.gather(work, return_exceptions=True)
+            await asyncio.gather(work, aborted, return_exceptions=True)
         if signal.aborted:
             raise ProviderError(f"aborted: {signal.reason}", "timeout")
         return work.result()
@@ -136,33 +207,43 @@ class HonestProvider:
         checked = self.check(request)
         return await self.with_abort(checked)
 
+    async def get_models(self, filter: str | None = None) -> list[ProviderModelInfo]:
+        try:
+            async with self.client() as client:
+                response = await client.get(f"{self.base_url}/models")
+            if response.status_code >= 400:
+                return []
+            return [ProviderModelInfo(id=entry["id"]) for entry in response.json()["data"]]
+        except Exception:
+            return []
+
     async def work(self, request: DecisionRequest) -> DecisionResult:
         found: dict[str, DecisionAnswer] = {}
-        usage = ProviderUsage(provider=self.name)
+        usages: list[ProviderUsage | None] = []
         models: list[str] = []
         async with self.client() as client:
-            for question_id, question in request.questions.items():
-                answer, used, model = await self.ask(client, request, question)
+            for index, question_id in enumerate(request.questions):
+                answer, used, model = await self.ask(client, request, question_id, index)
                 found[question_id] = answer
-                usage = usage + used
+                usages.append(used)
                 models.append(model)
-        return DecisionResult(
-            model=models[0] if models else request.model,
-            answers=self.answers(request, found),
-            usage=usage,
-        )
+        return self.result(request, self.answers(request, found), self.total_usage(usages), models)
 
-    def prompt(self, context: DecisionContext, question: DecisionQuestion) -> tuple[str, list[str]]:
-        parts = [
-            f"Context:\n{self.show_context(context)}",
-            f"Question:\n{self.show(question.instructions)}",
-        ]
+    def prompt(
+        self,
+        context: DecisionContext | None,
+        instructions: DecisionContext,
+        question: DecisionQuestion,
+    ) -> tuple[str, list[str]]:
+        parts = [] if context is None else [f"Context:\n{self.show_context(context)}"]
+        parts.append(f"Question:\n{self.show(instructions)}")
         if isinstance(question, ChoiceQuestion):
             # A, B, C...: past Z this goes on with "[", "\\"... (only a provider that skips the
             # checks ever gets there).
-            labels = [chr(ord("A") + i) for i in range(len(question.options))]
+            shown = self.shown_options(question)
+            labels = [chr(ord("A") + i) for i in range(len(shown))]
             lines = []
-            for label, (name, description) in zip(labels, question.options.items(), strict=True):
+            for label, (name, description) in zip(labels, shown, strict=True):
                 lines.append(f"{label}. {json.dumps(name, ensure_ascii=False)}")
                 if description is not None:
                     lines.append(self.show(description))
@@ -172,23 +253,20 @@ class HonestProvider:
                 f"{labels[-1]}) and nothing else."
             )
         elif isinstance(question, ScoreQuestion):
-            labels = [str(i) for i in range(len(question.levels))]
+            levels = self.shown_levels(question)
+            labels = [str(i) for i in range(len(levels))]
             parts.append(
                 "Levels:\n"
-                + "\n".join(f"{i}. {self.show(level)}" for i, level in enumerate(question.levels))
+                + "\n".join(f"{i}. {self.show(level)}" for i, level in enumerate(levels))
             )
             parts.append(
                 f"Answer with the number of the level that fits best (0 to {len(labels) - 1})."
             )
         else:
             labels = ["yes", "no"]
-            if question.criteria is not None:
-                for side, value in (
-                    ("yes", question.criteria.true),
-                    ("no", question.criteria.false),
-                ):
-                    if value is not None:
-                        parts.append(f'"{side}" means:\n{self.show(value)}')
+            for side, value in zip(("yes", "no"), self.shown_criteria(question), strict=True):
+                if value is not None:
+                    parts.append(f'"{side}" means:\n{self.show(value)}')
             parts.append("Answer with yes or no and nothing else.")
         return "\n\n".join(parts), labels
 
@@ -210,13 +288,16 @@ class HonestProvider:
         return data
 
     async def ask(
-        self, client: httpx.AsyncClient, request: DecisionRequest, question: DecisionQuestion
-    ) -> tuple[DecisionAnswer, ProviderUsage, str]:
-        text, labels = self.prompt(request.context, question)
+        self, client: httpx.AsyncClient, request: DecisionRequest, question_id: str, index: int
+    ) -> tuple[DecisionAnswer, ProviderUsage | None, str]:
+        question = request.questions[question_id]
+        text, labels = self.prompt(
+            self.context_for(request, index), self.instructions_for(request, question_id), question
+        )
         data = await self.post(
             client,
             {
-                "model": request.model,
+                "model": self.model_for(request),
                 "messages": [{"role": "user", "content": text}],
                 "max_tokens": 1,
                 "temperature": 0,
@@ -232,12 +313,7 @@ class HonestProvider:
                 listed[token] = listed.get(token, 0.0) + math.exp(float(entry["logprob"]))
         except (KeyError, IndexError, TypeError, ValueError) as error:
             raise ProviderError(f"{self.name}: no logprobs in the reply", "unknown") from error
-        reported = data.get("usage") or {}
-        usage = ProviderUsage(
-            prompt_tokens=int(reported.get("prompt_tokens", 0)),
-            completion_tokens=int(reported.get("completion_tokens", 0)),
-            total_tokens=int(reported.get("total_tokens", 0)),
-        )
+        usage = self.usage_of(data, text)
         model = str(data.get("model") or request.model)
         if isinstance(question, ChoiceQuestion):
             return self.choice_answer(question, self.distribution(labels, listed)), usage, model
@@ -252,6 +328,38 @@ class HonestProvider:
     def boolean_labels(self) -> list[str]:
         return ["yes", "no"]
 
+
+# === correct providers: they must pass every check ===========================================
+
+
+class RoundsToThreeDecimals(HonestProvider):
+    """Rounds every probability (and the score) to 3 decimal places and never renormalises;
+    it says nothing about it (the spec allows that)."""
+
+    def reported(self, probability: float) -> float:
+        return round(probability, 3)
+
+
+class RoundsToTwoDecimalsAndSaysSo(HonestProvider):
+    """Rounds every probability to 2 decimal places, never renormalises, and states the
+    rounding in the result's metadata, as the spec lets providers do."""
+
+    def reported(self, probability: float) -> float:
+        return round(probability, 2)
+
+    def metadata(self) -> dict[str, Any] | None:
+        return {"rounding": {"decimals": 2}}
+
+
+CORRECT: tuple[type[HonestProvider], ...] = (
+    HonestProvider,
+    RoundsToThreeDecimals,
+    RoundsToTwoDecimalsAndSaysSo,
+)
+"""Providers that follow every rule: the gallery's controls."""
+
+
+# === broken providers: one per rule ============================================================
 
 # --- distributions ---------------------------------------------------------------------------
 
@@ -272,6 +380,14 @@ class RenormalisedAfterRounding(HonestProvider):
         rounded = [round(p, 2) for p in super().distribution(labels, listed)]
         total = math.fsum(rounded)
         return [p / total for p in rounded]
+
+
+class OverstatesRounding(HonestProvider):
+    """States in its metadata that it rounds to 2 decimal places (a looser sum) but reports
+    the values unrounded."""
+
+    def metadata(self) -> dict[str, Any] | None:
+        return {"rounding": {"decimals": 2}}
 
 
 class MissingOptionKey(HonestProvider):
@@ -318,7 +434,7 @@ class ProbabilityNaN(HonestProvider):
         return BooleanAnswer.model_construct(probability=yes / total if total else math.nan)
 
 
-# --- booleans and scores -----------------------------------------------------------------------
+# --- booleans, scores and confidence ---------------------------------------------------------
 
 
 class BooleanAsBool(HonestProvider):
@@ -349,7 +465,39 @@ class ScoreAsPercentage(HonestProvider):
         return super().score(probabilities) / (len(probabilities) - 1) * 100
 
 
-# --- answers -------------------------------------------------------------------------------------
+class OneBasedLevels(HonestProvider):
+    """Keys a score's probabilities ``"1"``..``"L"``, as people count levels."""
+
+    def score_answer(self, question: ScoreQuestion, probabilities: list[float]) -> DecisionAnswer:
+        answer = super().score_answer(question, probabilities)
+        assert isinstance(answer, ScoreAnswer)
+        shifted = {str(int(key) + 1): p for key, p in answer.probabilities.items()}
+        return answer.model_copy(update={"probabilities": shifted})
+
+
+class LegendAsText(HonestProvider):
+    """Writes each level of the legend as ``str(level)``: structured levels lose their JSON."""
+
+    def score_answer(self, question: ScoreQuestion, probabilities: list[float]) -> DecisionAnswer:
+        answer = super().score_answer(question, probabilities)
+        assert isinstance(answer, ScoreAnswer)
+        legend = {str(i): str(level) for i, level in enumerate(question.levels)}
+        return answer.model_copy(update={"legend": legend})
+
+
+class ConfidenceAsPercent(HonestProvider):
+    """Reports its confidence in percent (the top probability times 100)."""
+
+    def choice_answer(self, question: ChoiceQuestion, probabilities: list[float]) -> DecisionAnswer:
+        answer = super().choice_answer(question, probabilities)
+        return answer.model_copy(update={"confidence": max(probabilities) * 100})
+
+
+class ForgetsConfidence(HonestProvider):
+    """Is documented (and declared) to report confidence, and never does."""
+
+
+# --- answers and results -----------------------------------------------------------------------
 
 
 class AnswersKeyedByPosition(HonestProvider):
@@ -357,6 +505,21 @@ class AnswersKeyedByPosition(HonestProvider):
 
     def answers(self, request: DecisionRequest, found: dict[str, DecisionAnswer]) -> dict[str, Any]:
         return {str(i): answer for i, answer in enumerate(found.values())}
+
+
+class ExtraAnswer(HonestProvider):
+    """Adds a ``summary`` answer that no question asked for."""
+
+    def answers(self, request: DecisionRequest, found: dict[str, DecisionAnswer]) -> dict[str, Any]:
+        return {**found, "summary": BooleanAnswer(probability=0.5)}
+
+
+class IdsNormalised(HonestProvider):
+    """Keys the answers by the question ids stripped and NFC-normalised, so that ``" route "``
+    and a decomposed ``"café"`` come back changed."""
+
+    def answers(self, request: DecisionRequest, found: dict[str, DecisionAnswer]) -> dict[str, Any]:
+        return {unicodedata.normalize("NFC", qid).strip(): a for qid, a in found.items()}
 
 
 class WrongAnswerType(HonestProvider):
@@ -369,7 +532,192 @@ class WrongAnswerType(HonestProvider):
         )
 
 
-# --- construction and transport ------------------------------------------------------------------
+class ChoosesALabel(HonestProvider):
+    """Reports the label of the best option (``"A"``) as the choice, not its name."""
+
+    def choice_answer(self, question: ChoiceQuestion, probabilities: list[float]) -> DecisionAnswer:
+        answer = super().choice_answer(question, probabilities)
+        best = max(range(len(probabilities)), key=lambda i: probabilities[i])
+        return answer.model_copy(update={"choice": chr(ord("A") + best)})
+
+
+class AnswersAsList(HonestProvider):
+    """Returns the answers as a list, in question order, instead of a mapping."""
+
+    def result(
+        self,
+        request: DecisionRequest,
+        answers: dict[str, Any],
+        usage: ProviderUsage,
+        models: list[str],
+    ) -> DecisionResult:
+        return DecisionResult.model_construct(
+            model=models[0] if models else request.model,
+            answers=list(answers.values()),
+            usage=usage,
+        )
+
+
+class EmptyModel(HonestProvider):
+    """Leaves the result's model empty."""
+
+    def result_model(self, request: DecisionRequest, models: list[str]) -> str:
+        return ""
+
+
+class NegativeTokens(HonestProvider):
+    """Reports unknown token counts as -1."""
+
+    def total_usage(self, usages: list[ProviderUsage | None]) -> ProviderUsage:
+        return ProviderUsage.model_construct(
+            prompt_tokens=-1, completion_tokens=-1, total_tokens=-1
+        )
+
+
+# --- the questions, as asked -------------------------------------------------------------------
+
+
+class SwapsAnswers(HonestProvider):
+    """Hands each answer to the next question of the same type (two questions that look
+    alike get each other's answers)."""
+
+    def answers(self, request: DecisionRequest, found: dict[str, DecisionAnswer]) -> dict[str, Any]:
+        swapped = dict(found)
+        for kind in ("choice", "score", "boolean"):
+            ids = [qid for qid, q in request.questions.items() if q.type == kind]
+            for first, second in zip(ids[0::2], ids[1::2], strict=False):
+                swapped[first], swapped[second] = found[second], found[first]
+        return swapped
+
+
+class ContextOnlyOnTheFirstRequest(HonestProvider):
+    """Sends the context with the first question's request only, to save tokens."""
+
+    def context_for(self, request: DecisionRequest, index: int) -> DecisionContext | None:
+        return request.context if index == 0 else None
+
+
+class InstructionsShifted(HonestProvider):
+    """Gives each question the instructions of the question before it (an off-by-one)."""
+
+    def instructions_for(self, request: DecisionRequest, question_id: str) -> DecisionContext:
+        ids = list(request.questions)
+        return request.questions[ids[ids.index(question_id) - 1]].instructions
+
+
+class CriteriaSwapped(HonestProvider):
+    """Describes "yes" with ``criteria.false`` and "no" with ``criteria.true``."""
+
+    def shown_criteria(self, question: BooleanQuestion) -> tuple[Any, Any]:
+        when_true, when_false = super().shown_criteria(question)
+        return when_false, when_true
+
+
+class LevelsReversed(HonestProvider):
+    """Lists the levels from highest to lowest, numbered from 0, and reads label 0 as level 0:
+    the scale is upside down (array order defines it)."""
+
+    def shown_levels(self, question: ScoreQuestion) -> list[Any]:
+        return list(reversed(question.levels))
+
+
+class OptionsRotated(HonestProvider):
+    """Labels the options starting from the second one (the first comes last), but reads
+    label A as the first option."""
+
+    def shown_options(self, question: ChoiceQuestion) -> list[tuple[str, Any]]:
+        items = list(question.options.items())
+        return items[1:] + items[:1]
+
+
+class DropsOptionDescriptions(HonestProvider):
+    """Sends option names without their descriptions."""
+
+    def shown_options(self, question: ChoiceQuestion) -> list[tuple[str, Any]]:
+        return [(name, None) for name in question.options]
+
+
+class FlattenedContext(HonestProvider):
+    """Writes a structured context as Python text (``str(context)``), not JSON."""
+
+    def show_context(self, context: DecisionContext) -> str:
+        return str(context)
+
+
+class FixedModel(HonestProvider):
+    """Sends the model it was written for, whatever the request asks."""
+
+    def model_for(self, request: DecisionRequest) -> str:
+        return "gpt-4o-mini"
+
+
+class ReportsRequestedModel(HonestProvider):
+    """Reports the requested model instead of the resolved one the backend named."""
+
+    def result_model(self, request: DecisionRequest, models: list[str]) -> str:
+        return request.model
+
+
+# --- usage --------------------------------------------------------------------------------------
+
+
+class UndercountsUsage(HonestProvider):
+    """Reports the usage of the first response only."""
+
+    def total_usage(self, usages: list[ProviderUsage | None]) -> ProviderUsage:
+        return super().total_usage(usages[:1])
+
+
+class InventsUsage(HonestProvider):
+    """Estimates the tokens of a response that reports none (four characters a token), and
+    prices them at zero."""
+
+    def usage_of(self, data: Mapping[str, Any], prompt: str) -> ProviderUsage | None:
+        found = super().usage_of(data, prompt)
+        if found is not None:
+            return found
+        estimate = len(prompt) // 4
+        return ProviderUsage(
+            prompt_tokens=estimate, completion_tokens=1, total_tokens=estimate + 1, cost=0.0
+        )
+
+
+# --- construction, transport and credentials -------------------------------------------------
+
+
+class WrongKind(HonestProvider):
+    """Declares itself a chat provider."""
+
+    kind = "chat"
+
+
+class SyncDecide(HonestProvider):
+    """Defines ``decide`` as a plain function (answering evenly, without its backend): the
+    provider interface is async."""
+
+    def decide(self, request: DecisionRequest) -> DecisionResult:  # type: ignore[override]
+        checked = self.check(request)
+        answers: dict[str, DecisionAnswer] = {}
+        for question_id, question in checked.questions.items():
+            if isinstance(question, ChoiceQuestion):
+                share = [1 / len(question.options)] * len(question.options)
+                answers[question_id] = self.choice_answer(question, share)
+            elif isinstance(question, ScoreQuestion):
+                share = [1 / len(question.levels)] * len(question.levels)
+                answers[question_id] = self.score_answer(question, share)
+            else:
+                answers[question_id] = BooleanAnswer(probability=0.5)
+        return DecisionResult(model=checked.model, answers=answers)
+
+
+class GetModelsRaises(HonestProvider):
+    """Lets a failed model listing raise."""
+
+    async def get_models(self, filter: str | None = None) -> list[ProviderModelInfo]:
+        async with self.client() as client:
+            response = await client.get(f"{self.base_url}/models")
+        response.raise_for_status()
+        return [ProviderModelInfo(id=entry["id"]) for entry in response.json()["data"]]
 
 
 class ConstructorIO(HonestProvider):
@@ -383,6 +731,23 @@ class ConstructorIO(HonestProvider):
             self.models = client.get(f"{self.base_url}/models").json()
 
 
+class RefusesEmptyKey(HonestProvider):
+    """Refuses to be built without an API key."""
+
+    def __init__(self, config: ProviderFactoryConfig) -> None:
+        if not config.api_key:
+            raise ValueError("an API key is required")
+        super().__init__(config)
+
+
+class NeedsUndeclaredOption(HonestProvider):
+    """Needs a ``region`` option it declares nowhere, and fails to build without it."""
+
+    def __init__(self, config: ProviderFactoryConfig) -> None:
+        super().__init__(config)
+        self.region = config.options["region"]
+
+
 class BypassesTransport(HonestProvider):
     """Builds its own HTTP client, ignoring the transport override."""
 
@@ -390,11 +755,23 @@ class BypassesTransport(HonestProvider):
         return httpx.AsyncClient(timeout=5)
 
 
-class FlattenedContext(HonestProvider):
-    """Writes a structured context as Python text (``str(context)``), not JSON."""
+class AnswersLocally(HonestProvider):
+    """Is declared to call its backend (``needs_backend = True``) but answers every question
+    evenly without asking it."""
 
-    def show_context(self, context: DecisionContext) -> str:
-        return str(context)
+    async def work(self, request: DecisionRequest) -> DecisionResult:
+        return SyncDecide.decide(self, request)  # type: ignore[arg-type]
+
+
+class KeyFromEnvironment(HonestProvider):
+    """Reads ``OPENAI_API_KEY`` itself when its config holds no key."""
+
+    def __init__(self, config: ProviderFactoryConfig) -> None:
+        super().__init__(config)
+        self.api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
+
+
+# --- requests it cannot represent, limits and capabilities ---------------------------------
 
 
 class SendsUnrepresentable(HonestProvider):
@@ -403,6 +780,38 @@ class SendsUnrepresentable(HonestProvider):
 
     def check(self, request: DecisionRequest) -> DecisionRequest:
         return request
+
+
+class RefusesJsonContext(HonestProvider):
+    """Rejects every structured context as invalid, though the spec makes it valid."""
+
+    def check(self, request: DecisionRequest) -> DecisionRequest:
+        if not isinstance(request.context, str):
+            raise InvalidRequestError(
+                "only text contexts are supported", rule=Rule.REQUEST_JSON, value=request.context
+            )
+        return super().check(request)
+
+
+class SmallerThanDeclared(HonestProvider):
+    """Declares 26 options but rejects more than 20 (its labels stop at T)."""
+
+    def check(self, request: DecisionRequest) -> DecisionRequest:
+        for question_id, question in request.questions.items():
+            if isinstance(question, ChoiceQuestion) and len(question.options) > 20:
+                raise InvalidRequestError(
+                    "at most 20 options",
+                    rule=Rule.CHOICE_TOO_MANY_OPTIONS,
+                    question=question_id,
+                    value=list(question.options),
+                )
+        return super().check(request)
+
+
+class MalformedLimit(HonestProvider):
+    """Declares ``max_options = 0`` (it meant "no limit")."""
+
+    max_options = 0
 
 
 # --- errors and abort ----------------------------------------------------------------------------
@@ -418,6 +827,13 @@ class BareExceptions(HonestProvider):
         return data
 
 
+class WrongErrorCodes(HonestProvider):
+    """Reports every HTTP error as ``server_error``, a rate limit included."""
+
+    def error_for(self, response: httpx.Response) -> Exception:
+        return ProviderError(f"HTTP {response.status_code}", "server_error", response.status_code)
+
+
 class IgnoresAbort(HonestProvider):
     """Never looks at the request's signal."""
 
@@ -425,9 +841,55 @@ class IgnoresAbort(HonestProvider):
         return await self.work(request)
 
 
-GALLERY: tuple[type[HonestProvider], ...] = (
+class ChecksAbortOnlyBefore(HonestProvider):
+    """Rejects an already aborted signal, but never watches it during the call."""
+
+    async def with_abort(self, request: DecisionRequest) -> DecisionResult:
+        if request.signal is not None:
+            request.signal.throw_if_aborted()
+        return await self.work(request)
+
+
+# --- the event loop and the conversation ---------------------------------------------------------
+
+
+class FireAndForget(HonestProvider):
+    """Starts a task that logs each decision, and never awaits it; the logging fails."""
+
+    async def work(self, request: DecisionRequest) -> DecisionResult:
+        async def log() -> None:
+            raise ConnectionError("the log server is down")
+
+        asyncio.ensure_future(log())  # noqa: RUF006 (the defect: nothing keeps or awaits it)
+        return await super().work(request)
+
+
+class BlocksTheLoop(HonestProvider):
+    """Sleeps with ``time.sleep`` (blocking its event loop) when asked how complex a fix is:
+    the call cannot be cancelled."""
+
+    async def work(self, request: DecisionRequest) -> DecisionResult:
+        if "complexity" in request.questions:
+            time.sleep(1.5)  # noqa: ASYNC251 (the defect)
+        return await super().work(request)
+
+
+class AppendsAnswerToContext(HonestProvider):
+    """Writes its answers into the request's context, for the next decision to see."""
+
+    async def work(self, request: DecisionRequest) -> DecisionResult:
+        result = await super().work(request)
+        if isinstance(request.context, dict):
+            request.context["decided"] = sorted(result.answers)
+        elif isinstance(request.context, list):
+            request.context.append({"role": "assistant", "content": "decided"})
+        return result
+
+
+BROKEN: tuple[type[HonestProvider], ...] = (
     NotSummingToOne,
     RenormalisedAfterRounding,
+    OverstatesRounding,
     MissingOptionKey,
     ExtraOptionKey,
     ProbabilityAboveOne,
@@ -436,13 +898,51 @@ GALLERY: tuple[type[HonestProvider], ...] = (
     ThresholdedBoolean,
     ScoreIsTheArgmax,
     ScoreAsPercentage,
+    OneBasedLevels,
+    LegendAsText,
+    ConfidenceAsPercent,
+    ForgetsConfidence,
     AnswersKeyedByPosition,
+    ExtraAnswer,
+    IdsNormalised,
     WrongAnswerType,
-    ConstructorIO,
-    BypassesTransport,
+    ChoosesALabel,
+    AnswersAsList,
+    EmptyModel,
+    NegativeTokens,
+    SwapsAnswers,
+    ContextOnlyOnTheFirstRequest,
+    InstructionsShifted,
+    CriteriaSwapped,
+    LevelsReversed,
+    OptionsRotated,
+    DropsOptionDescriptions,
     FlattenedContext,
+    FixedModel,
+    ReportsRequestedModel,
+    UndercountsUsage,
+    InventsUsage,
+    WrongKind,
+    SyncDecide,
+    GetModelsRaises,
+    ConstructorIO,
+    RefusesEmptyKey,
+    NeedsUndeclaredOption,
+    BypassesTransport,
+    AnswersLocally,
+    KeyFromEnvironment,
     SendsUnrepresentable,
+    RefusesJsonContext,
+    SmallerThanDeclared,
+    MalformedLimit,
     BareExceptions,
+    WrongErrorCodes,
     IgnoresAbort,
+    ChecksAbortOnlyBefore,
+    FireAndForget,
+    BlocksTheLoop,
+    AppendsAnswerToContext,
 )
-"""Every broken provider, in the order of the defect classes of the issue."""
+"""Every broken provider, one per rule (see ``test_gallery.DEFECTS`` for which)."""
+
+GALLERY = BROKEN

@@ -28,6 +28,20 @@ def nameless(config):
 
 
 NOT_A_FACTORY = "just text"
+
+
+class Wordy(FakeDecisionProvider):
+    name = "wordy"
+
+    async def decide_validated(self, request):
+        raise RuntimeError(
+            "the gateway answered with a very long explanation of why it cannot decide anything "
+            "today, which goes on well past one line of any terminal: supercalifragilistic-words"
+        )
+
+
+def wordy(config):
+    return Wordy()
 """
 
 
@@ -52,6 +66,26 @@ def factories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             ["check", "my_factories:fake", "--capability", "max_options=many"],
             "max_options must be a whole number",
         ),
+        (
+            ["check", "my_factories:fake", "--capability", "probability_tolerance=lots"],
+            "capability probability_tolerance must be a number, got 'lots'",
+        ),
+        (
+            ["check", "my_factories:fake", "--capability", "call_timeout_s=-1"],
+            "capability call_timeout_s must be a finite number >= 0, got '-1'",
+        ),
+        (
+            ["check", "my_factories:fake", "--capability", "sent_models=gpt-4o"],
+            "capability sent_models takes REQUESTED->SENT pairs separated by commas",
+        ),
+        (
+            ["check", "my_factories:fake", "my_factories:NOT_A_FACTORY"],
+            "my_factories:NOT_A_FACTORY is a str, not a provider factory",
+        ),
+        (
+            ["check", "my_factories:fake", "--check-timeout", "0"],
+            "--check-timeout must be a number of seconds > 0, got 0.0",
+        ),
     ],
 )
 def test_usage_errors_exit_2_and_say_what_is_wrong(
@@ -73,11 +107,13 @@ def test_a_conforming_factory_passes_with_one_row_per_check(
     lines = out.splitlines()
     assert lines[0] == "opdecide check my_factories:fake"
     assert any(line.split() == ["identity", "passed"] for line in lines)
-    skipped = next(line for line in lines if line.startswith("abort_during_the_call_is_honoured"))
-    assert "skipped" in skipped
-    assert "needs_backend = False" in skipped
+    at = next(i for i, line in enumerate(lines) if line.startswith("abort_during_the_call"))
+    assert lines[at].split() == ["abort_during_the_call_is_honoured", "skipped"]
+    assert lines[at + 1] == (
+        "    needs_backend = False: the provider makes no backend call to check"
+    )
     summary = lines[-1]
-    assert summary.startswith("36 checks: ")
+    assert summary.startswith("43 checks: ")
     assert " 0 failed" in summary
 
 
@@ -142,3 +178,150 @@ def test_config_values_reach_the_factory(factories: Path) -> None:
         ("identity", "passed"),
         ("choice_answers", "passed"),
     ]
+
+
+def test_the_text_report_wraps_messages_instead_of_cutting_them(
+    factories: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(
+        [
+            "check",
+            "my_factories:wordy",
+            "--capability",
+            "needs_backend=false",
+            "--select",
+            "choice_answers",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 1
+    lines = out.splitlines()
+    at = lines.index("choice_answers  failed")
+    message = []
+    for line in lines[at + 1 :]:
+        if not line.startswith("    "):
+            break
+        assert len(line) <= 100, line
+        message.append(line.strip())
+    text = " ".join(message)
+    assert text.startswith(
+        "provider: error.type: decide() raised RuntimeError on a request of choice questions: "
+        "the gateway answered with a very long explanation"
+    )
+    assert "line of any terminal: supercalifragilistic-words" in text
+    assert "How to fix: catch transport, HTTP and protocol failures" in text
+    assert not any(line.rstrip().endswith("...") for line in lines)
+
+
+def test_several_factories_are_checked_in_one_run(
+    factories: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(
+        [
+            "check",
+            "my_factories:fake",
+            "my_factories:nameless",
+            "--capability",
+            "needs_backend=false",
+            "--select",
+            "identity",
+            "--format",
+            "json",
+        ]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert status == 1
+    assert data["ok"] is False
+    assert [report["target"] for report in data["reports"]] == [
+        "my_factories:fake",
+        "my_factories:nameless",
+    ]
+    assert [report["ok"] for report in data["reports"]] == [True, False]
+    assert [check["name"] for check in data["reports"][0]["checks"]] == ["identity"]
+
+
+SLOPPY = """
+import asyncio
+
+from pytest_opdecide.questions import BaseDecisionProvider, ChoiceAnswer, DecisionResult
+
+
+class Sloppy(BaseDecisionProvider):
+    \"\"\"Spreads 0.99 over the options (say, a rounding it does not state), slowly.\"\"\"
+
+    name = "sloppy"
+
+    async def decide_validated(self, request):
+        await asyncio.sleep(SLEEP)
+        answers = {}
+        for question_id, question in request.questions.items():
+            names = list(question.options)
+            share = 0.99 / len(names)
+            answers[question_id] = ChoiceAnswer(
+                choice=names[0], probabilities=dict.fromkeys(names, share)
+            )
+        return DecisionResult(model="sloppy-1", answers=answers)
+
+    async def decide(self, request):  # around the base class's own check of the sum
+        return await self.decide_validated(request)
+
+
+SLEEP = 0.0
+
+
+def factory(config):
+    return Sloppy()
+
+
+def slow(config):
+    global SLEEP
+    SLEEP = 3.0
+    return Sloppy()
+"""
+
+
+def test_probability_tolerance_and_call_timeout_s_reach_the_checks(factories: Path) -> None:
+    (factories / "sloppy.py").write_text(textwrap.dedent(SLOPPY))
+    common = {"needs_backend": "false", "supported_question_types": "choice"}
+    only = ["-k", "choice_answers"]
+    strict = run_checks("sloppy:factory", capabilities=common, pytest_args=only)
+    assert [(r.name, r.outcome) for r in strict.results] == [("choice_answers", "failed")]
+    assert "probability.sum: " in strict.results[0].detail
+    loose = run_checks(
+        "sloppy:factory",
+        capabilities={**common, "probability_tolerance": "0.012"},
+        pytest_args=only,
+    )
+    assert [(r.name, r.outcome) for r in loose.results] == [("choice_answers", "passed")]
+    impatient = run_checks(
+        "sloppy:slow",
+        capabilities={**common, "probability_tolerance": "0.012", "call_timeout_s": "0.5"},
+        pytest_args=only,
+    )
+    (result,) = impatient.results
+    assert result.outcome == "failed"
+    assert "did not answer a request of choice questions within 0.5 s" in result.detail
+
+
+def test_capability_text_is_parsed_by_kind() -> None:
+    from pytest_opdecide.conformance._runner import parse_capabilities
+
+    assert parse_capabilities(
+        {
+            "probability_tolerance": "0.012",
+            "call_timeout_s": "30",
+            "probability_decimals": "3",
+            "max_options": "none",
+            "sent_models": "fast->gpt-4o-mini, ->house-default",
+            "supported_question_types": "choice, boolean",
+            "needs_backend": "auto",
+        }
+    ) == {
+        "probability_tolerance": 0.012,
+        "call_timeout_s": 30.0,
+        "probability_decimals": 3,
+        "max_options": None,
+        "sent_models": {"fast": "gpt-4o-mini", "": "house-default"},
+        "supported_question_types": ("choice", "boolean"),
+        "needs_backend": None,
+    }

@@ -24,6 +24,7 @@ CONFORMANCE = [
     "SentMessage",
     "SentRequest",
     "run_checks",
+    "run_checks_each",
     "watch_network",
 ]
 
@@ -65,3 +66,15 @@ def test_the_suites_are_not_collected_from_the_package() -> None:
     for suite in (conformance.DecisionProviderTests, conformance.RuntimeTests):
         assert not suite.__name__.startswith("Test")
         assert "__init__" not in vars(suite)
+
+
+def test_the_command_line_can_set_every_capability_the_class_has() -> None:
+    declared = {
+        name
+        for name in vars(conformance.DecisionProviderTests)
+        if not name.startswith("_")
+        and not callable(getattr(conformance.DecisionProviderTests, name))
+        and name not in {"provider_factory", "provider_config", "api_key", "base_url"}
+    }
+    assert set(conformance.CAPABILITY_KEYS) == declared
+    assert sorted(conformance.CAPABILITY_KEYS) == list(conformance.CAPABILITY_KEYS)

@@ -104,3 +104,46 @@ def test_python_repr_is_not_json() -> None:
     flattened = faithful(None).replace(json.dumps(CONTEXT), str(CONTEXT))
     with pytest.raises(ConformanceError, match="provider: structure: the context"):
         check_structure(REQUEST, sent(flattened))
+
+
+def one_per_question(context: Any = CONTEXT) -> list[str]:
+    """The faithful prompt split the reference way: one request per question."""
+    show = json.dumps
+    return [
+        f"{show(context)}\nWhich team?\nA. billing {show({'sla': 8})}\n"
+        f"B. {show('shipping' + chr(10) + 'fast')}",
+        f"{show(context)}\n{show({'rate': 'urgency'})}\n0. low\n1. {show(['high', 2])}",
+        f"{show(context)}\nRefund?\n{show({'asked': True})}",
+    ]
+
+
+def test_one_request_per_question_is_found() -> None:
+    check_structure(REQUEST, sent(*one_per_question()))
+
+
+def test_every_request_that_asks_a_question_must_carry_the_context() -> None:
+    first, *others = one_per_question()
+    without = [prompt.replace(json.dumps(CONTEXT), "") for prompt in others]
+    with pytest.raises(ConformanceError) as caught:
+        check_structure(REQUEST, sent(first, *without))
+    assert str(caught.value).startswith(
+        "question 'urgency': structure: the context is not in request 2 of 3 (the one asking "
+        "this question): every request that asks a question must carry the context"
+    )
+
+
+def test_each_question_is_sent_with_its_own_parts() -> None:
+    route, urgency, refund = one_per_question()
+    # The levels go out with the boolean question and its criteria with the score question.
+    swapped = [
+        route,
+        urgency.replace('0. low\n1. ["high", 2]', json.dumps({"asked": True})),
+        refund.replace(json.dumps({"asked": True}), '0. low\n1. ["high", 2]'),
+    ]
+    with pytest.raises(ConformanceError) as caught:
+        check_structure(REQUEST, sent(*swapped))
+    assert str(caught.value).startswith(
+        "question 'urgency': structure: level 0 is not in the request that asks this question "
+        "(the one carrying its instructions): it was sent with another question, or not with "
+        "this one"
+    )

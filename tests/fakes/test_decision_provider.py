@@ -18,6 +18,7 @@ from fake_runtimes import (
     fails,
     hangs,
     probability,
+    score,
     times_out,
 )
 from pytest_opdecide.questions import (
@@ -408,6 +409,69 @@ class TestScripts:
             "['billing', 'shipping', 'other']."
         )
 
+    @pytest.mark.parametrize(
+        ("answers", "message"),
+        [
+            (
+                {"Intent": choose("billing")},
+                "answers are scripted for question 'Intent', but the request does not ask it; "
+                "it asks ['intent', 'urgency', 'angry']. Did you mean 'intent'?",
+            ),
+            (
+                {"urgncy": score(1)},
+                "answers are scripted for question 'urgncy', but the request does not ask it; "
+                "it asks ['intent', 'urgency', 'angry']. Did you mean 'urgency'?",
+            ),
+            (
+                {"intent": choose("Billing")},
+                "answers['intent'] chooses 'Billing', but question 'intent' offers "
+                "['billing', 'shipping', 'other']. Did you mean 'billing'?",
+            ),
+            (
+                {"intent": choose({"biling": 0.6, "shipping": 0.4})},
+                "answers['intent'] is choose({'biling': 0.6, 'shipping': 0.4}), but question "
+                "'intent' does not offer 'biling'; it offers ['billing', 'shipping', 'other']. "
+                "Did you mean 'billing'?",
+            ),
+            (
+                {"intent": choose("refund")},
+                "answers['intent'] chooses 'refund', but question 'intent' offers "
+                "['billing', 'shipping', 'other'].",
+            ),
+        ],
+        ids=["id case", "id typo", "option case", "distribution typo", "no close name"],
+    )
+    def test_a_near_miss_says_what_was_probably_meant(
+        self, answers: dict[str, Any], message: str
+    ) -> None:
+        with pytest.raises(AnswerMismatch) as caught:
+            FakeDecisionProvider(answers).decide_sync(REQUEST)
+        assert str(caught.value).split("\n")[0] == message
+
+    @pytest.mark.parametrize(
+        ("value", "hint"),
+        [
+            ("billing", "Did you mean choose('billing')?"),
+            (0.7, "Did you mean probability(0.7) (or score(0.7))?"),
+            (2.5, "Did you mean score(2.5)?"),
+            (
+                True,
+                "(a boolean answer is P(true) as a float: probability(1.0) or probability(0.0))",
+            ),
+            (
+                {"billing": 0.6, "shipping": 0.4},
+                "Did you mean choose({'billing': 0.6, 'shipping': 0.4}) (or score(...) for "
+                "levels)?",
+            ),
+        ],
+    )
+    def test_a_plain_value_says_which_helper_it_probably_meant(
+        self, value: object, hint: str
+    ) -> None:
+        with pytest.raises(TypeError) as caught:
+            FakeDecisionProvider({"intent": value})  # type: ignore[dict-item]
+        assert str(caught.value).endswith(hint)
+
     def test_a_mismatch_in_a_list_names_the_entry(self) -> None:
         provider = FakeDecisionProvider({"intent": [choose("billing"), choose("refund")]})
         provider.decide_sync(REQUEST)
@@ -424,14 +488,14 @@ class TestScripts:
                 TypeError,
                 "answers['intent'] is str 'billing': script choose(...), score(...), "
                 "probability(...), fails(...), times_out(), hangs(), a ProviderError, or a list "
-                "of them",
+                "of them. Did you mean choose('billing')?",
             ),
             (
                 {"intent": [choose("billing"), 0.5]},
                 TypeError,
                 "answers['intent'][1] is float 0.5: script choose(...), score(...), "
                 "probability(...), fails(...), times_out(), hangs(), a ProviderError, or a list "
-                "of them",
+                "of them. Did you mean probability(0.5) (or score(0.5))?",
             ),
             (
                 {"intent": []},

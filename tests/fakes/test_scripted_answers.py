@@ -126,8 +126,9 @@ class TestChoose:
                 ({"a": 0.5, "b": 0.3},),
                 {},
                 ValueError,
-                "choose(): the probabilities sum to 0.8; they must sum to 1 (within 0.001: they "
-                "are reported as given, never renormalised)",
+                "choose(): the probabilities sum to 0.8; they must sum to 1 within 0.001 (they "
+                "are reported as given, never renormalised); for values rounded to a few decimal "
+                "places, say so with decimals=<places>",
             ),
             (
                 ({"a": -0.5, "b": 1.5},),
@@ -217,8 +218,9 @@ class TestScore:
             (
                 [0.5, 0.6],
                 ValueError,
-                "score(): the probabilities sum to 1.1; they must sum to 1 (within 0.001: they "
-                "are reported as given, never renormalised)",
+                "score(): the probabilities sum to 1.1; they must sum to 1 within 0.001 (they "
+                "are reported as given, never renormalised); for values rounded to a few decimal "
+                "places, say so with decimals=<places>",
             ),
         ],
     )
@@ -228,6 +230,71 @@ class TestScore:
         with pytest.raises(error) as caught:
             score(value)
         assert str(caught.value) == message
+
+
+class TestRounding:
+    """``decimals=`` scripts what a provider that rounds reports: the values as given, summing
+    to 1 within what the rounding explains, checked when the script is written."""
+
+    def test_rounded_thirds_are_reported_as_given(self) -> None:
+        got = answer(
+            "intent", choose({"billing": 0.33, "shipping": 0.33, "other": 0.33}, decimals=2)
+        )
+        assert got.probabilities == {"billing": 0.33, "shipping": 0.33, "other": 0.33}
+        levels = answer("urgency", score([0.33, 0.33, 0.33, 0.0], decimals=2))
+        assert levels.probabilities == {"0": 0.33, "1": 0.33, "2": 0.33, "3": 0.0}
+
+    def test_the_other_options_share_is_rounded_too(self) -> None:
+        got = answer("intent", choose("billing", p=0.5, decimals=2))
+        assert got.probabilities == {"billing": 0.5, "shipping": 0.25, "other": 0.25}
+        odd = answer("intent", choose("billing", p=0.4, decimals=1))
+        assert odd.probabilities == {"billing": 0.4, "shipping": 0.3, "other": 0.3}
+
+    @pytest.mark.parametrize(
+        ("make", "error", "message"),
+        [
+            (
+                lambda: choose({"a": 0.3, "b": 0.3, "c": 0.3}, decimals=2),
+                ValueError,
+                "choose(): the probabilities sum to 0.8999999999999999; they must sum to 1 within "
+                "0.015, what rounding 3 values to 2 decimal places explains (they are reported "
+                "as given, never renormalised)",
+            ),
+            (
+                lambda: choose({"a": 0.333, "b": 0.333, "c": 0.333}, decimals=2),
+                ValueError,
+                "choose(): 0.333 has more than 2 decimal places, but the distribution is "
+                "declared rounded to 2 (decimals=2)",
+            ),
+            (
+                lambda: choose("a", p=0.333, decimals=2),
+                ValueError,
+                "choose(): p=0.333 has more than 2 decimal places (decimals=2)",
+            ),
+            (
+                lambda: choose({"a": 0.5, "b": 0.5}, decimals=-1),
+                TypeError,
+                "choose(): decimals must be a whole number of decimal places from 0 to 15, got -1",
+            ),
+            (
+                lambda: score(2.4, decimals=2),
+                TypeError,
+                "score(2.4, decimals=2): decimals= applies to a scripted distribution "
+                "(score([...], decimals=2)); a score's split between two levels is exact",
+            ),
+        ],
+    )
+    def test_mistakes_are_caught_when_the_script_is_written(
+        self, make: Any, error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error) as caught:
+            make()
+        assert str(caught.value) == message
+
+    def test_the_rounding_is_shown_where_the_answer_is_named(self) -> None:
+        assert str(choose({"a": 0.5, "b": 0.5}, decimals=1)) == (
+            "choose({'a': 0.5, 'b': 0.5}, decimals=1)"
+        )
 
 
 class TestProbability:

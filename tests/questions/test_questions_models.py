@@ -228,7 +228,9 @@ def test_usage_adds_up() -> None:
     assert (total.prompt_tokens, total.completion_tokens, total.total_tokens) == (11, 22, 33)
     assert total.cached_tokens == 5
     assert total.reasoning_tokens is None
-    assert total.cost == 0.25
+    assert total.cost is None  # the left side's cost is unknown: 0.25 would understate the sum
+    both = ProviderUsage(cost=0.5) + ProviderUsage(cost=0.25)
+    assert both.cost == 0.75
 
 
 def test_cost_follows_the_pricing_formula() -> None:

@@ -6,8 +6,10 @@ import pytest_opdecide.questions as questions
 
 EXPECTED = {
     "DEFAULT_TOLERANCE",
+    "FLOAT_EPSILON",
     "OPENAI_COMPATIBLE_CONFIG_SLOTS",
     "PROVIDER_ERROR_CODES",
+    "ROUNDING_KEY",
     "SPECIFICATION_VERSION",
     "AbortController",
     "AbortSignal",
