@@ -20,7 +20,7 @@ from pytest_opdecide import hookspecs
 # modules it imported; a binding module imported again would be a second variable, unseen by
 # the Agent classes that the package has already handed out.
 from pytest_opdecide._binding import use_runtime
-from pytest_opdecide._guard import guard
+from pytest_opdecide._guard import AllowedHosts, Scope, guard
 from pytest_opdecide._settings import SETTINGS, SettingError, Settings, resolve
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ LIVE_MARKER = "opdecide_live"
 LIVE_ENV = "OPDECIDE_LIVE_URL"
 DATA_KEYS = frozenset({"script", "answers", "cassette"})
 """Marker keywords that carry test data rather than settings."""
+PLUGIN_FIXTURES = frozenset({"runtime", "decision_provider", "opdecide_config"})
+"""A test that uses one of these (or the ``opdecide`` marker) uses the plugin: the guard
+covers all of its network traffic, not only the model calls of this project's runtimes."""
 
 _cli_key = pytest.StashKey[dict[str, Any]]()
 _ini_key = pytest.StashKey[dict[str, Any]]()
@@ -39,6 +42,7 @@ _snapshots_key = pytest.StashKey[dict[str, set[str]]]()
 _call_passed = pytest.StashKey[bool]()
 _marker_error = pytest.StashKey[str]()
 _guard_installed = pytest.StashKey[bool]()
+_allowed_key = pytest.StashKey[AllowedHosts]()
 
 
 # --- registration ------------------------------------------------------------------------------
@@ -99,9 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
     state: dict[str, set[str]] = {key: set() for key in _SNAPSHOT_STATE}
     config.stash[_snapshots_key] = state
     try:
-        settings_for(config, {}, {})
+        run_settings = settings_for(config, {}, {})
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[_allowed_key] = AllowedHosts(run_settings.allow_hosts)
     # Installed even when the run's settings turn the guard off: a marker or the
     # opdecide_config fixture may turn it back on for one test (the one precedence).
     guard.install()
@@ -154,27 +159,47 @@ def mode_of(marker: dict[str, Any], settings: Settings) -> str:
     return "replay" if settings.record == "none" else "record"
 
 
-def _guard_on(mode: str, settings: Settings) -> bool:
-    return settings.guard and mode in ("fake", "replay")
+def uses_plugin(item: pytest.Item) -> bool:
+    """Whether the test uses the plugin: the ``opdecide`` marker, or one of
+    :data:`PLUGIN_FIXTURES` (a cassette comes with the marker)."""
+    if item.get_closest_marker(MARKER) is not None:
+        return True
+    return not PLUGIN_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
+def guard_scope(item: pytest.Item, marker: dict[str, Any], settings: Settings) -> Scope:
+    """What the guard refuses during ``item`` (see ``pytest_opdecide._guard``).
+
+    Off when the ``guard`` setting is off, for tests that record a cassette or run against the
+    live model, and for ``opdecide_live`` tests (they run only when asked to reach the live
+    server). Otherwise everything outside the loopback for tests that use the plugin (and for
+    every test with ``guard_all``), and only this project's own model calls for the others.
+    """
+    if not settings.guard or mode_of(marker, settings) in ("record", "live"):
+        return "off"
+    if item.get_closest_marker(LIVE_MARKER) is not None:
+        return "off"
+    return "all" if settings.guard_all or uses_plugin(item) else "model_calls"
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     guard.refresh()
+    scope: Scope
     try:
         marker = marker_kwargs(item)
-        settings = settings_for(item.config, marker, {})
-        active = _guard_on(mode_of(marker, settings), settings)
+        scope = guard_scope(item, marker, settings_for(item.config, marker, {}))
     except (SettingError, pytest.UsageError) as exc:
         item.stash[_marker_error] = str(exc)  # pytest_runtest_setup fails the test with it
-        active = True
+        scope = "all"
     # Restored afterwards: a test may run a whole pytest session in-process (pytester).
-    previous = guard.active, guard.test_id
-    guard.active, guard.test_id = active, item.nodeid
+    previous = guard.scope, guard.test_id, guard.allowed
+    guard.scope, guard.test_id = scope, item.nodeid
+    guard.allowed = item.config.stash[_allowed_key]
     try:
         return (yield)
     finally:
-        guard.active, guard.test_id = previous
+        guard.scope, guard.test_id, guard.allowed = previous
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -253,7 +278,7 @@ def opdecide_settings(request: pytest.FixtureRequest, opdecide_config: dict[str,
         settings = settings_for(request.config, marker, opdecide_config)
     except (SettingError, pytest.UsageError) as exc:
         pytest.fail(str(exc), pytrace=False)
-    guard.active = _guard_on(mode_of(marker, settings), settings)
+    guard.scope = guard_scope(request.node, marker, settings)
     return settings
 
 

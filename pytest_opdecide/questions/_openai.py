@@ -30,6 +30,7 @@ from typing import Any, Final, Literal, TypeVar
 import httpx
 from pydantic import JsonValue
 
+from pytest_opdecide._network import model_call
 from pytest_opdecide.questions._concurrency import all_or_nothing
 from pytest_opdecide.questions._distribution import (
     DistributionError,
@@ -295,14 +296,15 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
             for question_id, question in request.questions.items()
         }
         limit = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None
-        async with open_client(self.transport, timeout_seconds=self.timeout / 1000) as client:
-            call = _Call(self, client, model, limit)
-            outcomes = await all_or_nothing(
-                [
-                    call.answer(question_id, question, prompts[question_id])
-                    for question_id, question in request.questions.items()
-                ]
-            )
+        with model_call():  # the real-call guard tells this project's model calls apart
+            async with open_client(self.transport, timeout_seconds=self.timeout / 1000) as client:
+                call = _Call(self, client, model, limit)
+                outcomes = await all_or_nothing(
+                    [
+                        call.answer(question_id, question, prompts[question_id])
+                        for question_id, question in request.questions.items()
+                    ]
+                )
         return self._result(model, request, outcomes)
 
     def _result(
@@ -375,12 +377,15 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
             The models.
         """
         try:
-            async with open_client(self.transport, timeout_seconds=self.timeout / 1000) as client:
-                response = await client.get(
-                    self._url("/models"),
-                    headers=self._headers(),
-                    timeout=httpx.Timeout(self.timeout / 1000),
-                )
+            with model_call():
+                async with open_client(
+                    self.transport, timeout_seconds=self.timeout / 1000
+                ) as client:
+                    response = await client.get(
+                        self._url("/models"),
+                        headers=self._headers(),
+                        timeout=httpx.Timeout(self.timeout / 1000),
+                    )
             if response.status_code >= 400:
                 return []
             data = json.loads(response.text, parse_constant=_reject_constant)
