@@ -7,7 +7,7 @@ loading the plugin costs pytest's start-up almost nothing.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        f"{LIVE_MARKER}: needs the local real model server; runs only with --opdecide-live or "
+        f"{LIVE_MARKER}: needs a real model server; runs only with --opdecide-live or "
         f"the {LIVE_ENV} environment variable set",
     )
     cli = {s.name: config.getoption(s.dest) for s in SETTINGS if s.cli}
@@ -280,6 +280,44 @@ def opdecide_settings(request: pytest.FixtureRequest, opdecide_config: dict[str,
         pytest.fail(str(exc), pytrace=False)
     guard.scope = guard_scope(request.node, marker, settings)
     return settings
+
+
+def needed_fixtures(marker: dict[str, Any], requested: Iterable[str]) -> list[str]:
+    """The fixtures the marker's data needs that the test did not request.
+
+    ``script=`` needs ``runtime``, ``answers=`` needs ``decision_provider``, and ``cassette=True``
+    needs one of them to open the cassette (``runtime``, which also binds the real runtime for
+    the test's Agent methods). With ``cassette=True`` the script and answers rest unused, by
+    design: the switch moves the same test between its fakes and the real model.
+    """
+    names = set(requested)
+    wanted: list[str] = []
+    if "script" in marker:
+        wanted.append("runtime")
+    if "answers" in marker:
+        wanted.append("decision_provider")
+    if marker.get("cassette") and not wanted and not names & {"runtime", "decision_provider"}:
+        wanted.append("runtime")
+    return [name for name in wanted if name not in names]
+
+
+@pytest.fixture(autouse=True)
+def _opdecide_marker_fixtures(request: pytest.FixtureRequest) -> None:
+    """Bring in the fixture a marker's ``script=``, ``answers=`` or ``cassette=True`` needs.
+
+    A test marked ``@pytest.mark.opdecide(script=[...])`` gets its scripted ``runtime`` bound
+    even when it does not ask for the fixture (its code under test reaches the runtime through
+    an Agent method), the same for ``answers=`` and ``decision_provider``, and a cassette test
+    gets its cassette: the marker's data is never ignored.
+    """
+    if request.node.get_closest_marker(MARKER) is None:
+        return
+    try:
+        marker = marker_kwargs(request.node)
+    except pytest.UsageError:
+        return  # pytest_runtest_setup has failed the test with this error already
+    for name in needed_fixtures(marker, request.fixturenames):
+        request.getfixturevalue(name)
 
 
 @pytest.fixture
