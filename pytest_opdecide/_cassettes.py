@@ -538,7 +538,8 @@ class Scrubber:
 
 def _rerecord_hint(path: Path, nodeid: str) -> str:
     return (
-        f"re-record it: start the local model (scripts/local-model start), then run\n"
+        "re-record it with the model server running at base_url (--opdecide-base-url=URL, or "
+        "opdecide_base_url in the ini file):\n"
         f"    pytest '{nodeid}' --opdecide-record=rewrite\n"
         f"(or delete {path} and run with --opdecide-record=once)"
     )
@@ -1301,7 +1302,8 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
     if mode == "replay" and not path.is_file():
         pytest.fail(
             f"no cassette at {path} for {node.nodeid}.\n"
-            "Record it once: start the local model (scripts/local-model start) and run\n"
+            "Record it once with the model server running at base_url (--opdecide-base-url=URL, "
+            "or opdecide_base_url in the ini file):\n"
             f"    pytest '{node.nodeid}' --opdecide-record=once",
             pytrace=False,
         )
