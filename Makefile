@@ -32,7 +32,7 @@ docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 demo: $(STAMP)
-	$(BIN)/python scripts/demo.py
+	$(BIN)/python scripts/demo.py $(if $(FULL),--full)
 
 cassettes: $(STAMP)
 	scripts/record-cassettes
