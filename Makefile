@@ -39,7 +39,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2
 	$(BIN)/python -m pytest -c examples/support_desk/pyproject.toml \
 		--rootdir examples/support_desk examples/support_desk -q
 
