@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The lowest-versions environment: every runtime dependency at the oldest version pyproject.toml
+# allows (uv's lowest-direct resolution), the test tools at the newest versions that fit them.
+LOWEST := .venv-lowest
+LOWEST_STAMP := $(LOWEST)/.installed
+LOWEST_TESTS := tests/decision tests/fakes tests/plugin tests/cassettes
 
-.PHONY: test lint typecheck unit docs demo bench cassettes clean
+.PHONY: test lint typecheck unit lowest docs demo bench cassettes clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +19,17 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-test: lint typecheck unit docs
+$(LOWEST_STAMP): pyproject.toml $(STAMP)
+	rm -rf $(LOWEST)
+	$(PYTHON) -m venv $(LOWEST)
+	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e .
+	$(BIN)/python scripts/lowest-pins.py $(LOWEST)/bin/python > $(LOWEST)/pins.txt
+	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python -e '.[test]' \
+		--constraint $(LOWEST)/pins.txt
+	$(BIN)/python scripts/lowest-pins.py --check $(LOWEST)/bin/python
+	touch $(LOWEST_STAMP)
+
+test: lint typecheck unit lowest docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check pytest_opdecide fake_runtimes tests benchmarks examples scripts
@@ -25,15 +40,18 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2
 	$(BIN)/python -m pytest -c examples/support_desk/pyproject.toml \
 		--rootdir examples/support_desk examples/support_desk -q
+
+lowest: $(LOWEST_STAMP)
+	$(LOWEST)/bin/python -m pytest -p no:cacheprovider -q -n 2 $(LOWEST_TESTS)
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 demo: $(STAMP)
-	$(BIN)/python scripts/demo.py
+	$(BIN)/python scripts/demo.py $(if $(FULL),--full)
 
 cassettes: $(STAMP)
 	scripts/record-cassettes
@@ -42,4 +60,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOWEST) site .pytest_cache .mypy_cache .ruff_cache

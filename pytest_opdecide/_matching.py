@@ -60,7 +60,8 @@ RequestKey = tuple[str, str, tuple[tuple[str, str], ...], Any]
 def rerecord_hint(path: Path, nodeid: str) -> str:
     """How to record the cassette at ``path`` of test ``nodeid`` again."""
     return (
-        f"re-record it: start the local model (scripts/local-model start), then run\n"
+        "re-record it with the model server running at base_url (--opdecide-base-url=URL, or "
+        "opdecide_base_url in the ini file):\n"
         f"    pytest '{nodeid}' --opdecide-record=rewrite\n"
         f"(or delete {path} and run with --opdecide-record=once)"
     )

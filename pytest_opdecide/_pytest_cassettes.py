@@ -86,7 +86,8 @@ def _no_cassette(path: Path, node: Any, rootdir: Path, settings: Settings) -> st
         )
     return (
         f"no cassette at {path} for {node.nodeid}.\n"
-        "Record it once: start the local model (scripts/local-model start) and run\n"
+        "Record it once with the model server running at base_url (--opdecide-base-url=URL, "
+        "or opdecide_base_url in the ini file):\n"
         f"    pytest '{node.nodeid}' --opdecide-record=once"
     )
 

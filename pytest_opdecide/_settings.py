@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_opdecide._guard import parse_allowed_host
 from pytest_opdecide._words import bool_word
 
 __all__ = [
@@ -26,7 +27,8 @@ __all__ = [
 
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 DEFAULT_BASE_URL = "http://127.0.0.1:8765/v1"
-"""Where ``scripts/local-model start`` serves the local real model."""
+"""The base URL of the ``runtime`` and ``decision_provider`` of cassette tests when none is
+configured: an OpenAI-compatible server on this machine."""
 
 
 def parse_bool(value: Any) -> bool:
@@ -87,6 +89,10 @@ def _names(value: Any) -> tuple[str, ...]:
     raise ValueError(f"expected a list of names or a comma-separated string, got {value!r}")
 
 
+def _hosts(value: Any) -> tuple[str, ...]:
+    return tuple(parse_allowed_host(entry) for entry in _names(value))
+
+
 def _text(value: Any) -> str:
     return str(value)
 
@@ -142,7 +148,27 @@ SETTINGS: tuple[Setting, ...] = (
         "guard",
         parse_bool,
         True,
-        "fail tests that make a real model call (HTTP to a non-loopback host) in fake/replay mode",
+        "in fake and replay mode, fail a test that reaches a host off the loopback (a test that "
+        "uses the plugin) or that makes a model call through this project's runtimes and "
+        "providers (any other test)",
+    ),
+    Setting(
+        "guard_all",
+        parse_bool,
+        False,
+        "guard every test like one that uses the plugin: any connection to a host off the "
+        "loopback fails (pytest-socket-like offline runs)",
+        marker=False,
+        fixture=False,
+    ),
+    Setting(
+        "allow_hosts",
+        _hosts,
+        (),
+        "hosts the guard lets through: names, addresses, CIDR ranges, each optionally with a "
+        "port (e.g. db.internal:5432,10.0.0.0/8)",
+        marker=False,
+        fixture=False,
     ),
     Setting(
         "record",
@@ -162,8 +188,8 @@ SETTINGS: tuple[Setting, ...] = (
         "base_url",
         _optional_text,
         lambda: os.environ.get("OPDECIDE_LIVE_URL") or DEFAULT_BASE_URL,
-        "base URL of the real OpenAI-compatible server (default: $OPDECIDE_LIVE_URL, else the "
-        "local model server's URL)",
+        "base URL of the real OpenAI-compatible server (default: $OPDECIDE_LIVE_URL, else "
+        f"{DEFAULT_BASE_URL})",
     ),
     Setting("model", _text, "smollm2-135m-instruct", "model name for the real runtime/provider"),
     Setting(
@@ -235,6 +261,8 @@ class Settings:
     seed: int
     strict: bool
     guard: bool
+    guard_all: bool
+    allow_hosts: tuple[str, ...]
     record: str
     live: bool
     cassette_dir: str

@@ -7,7 +7,7 @@ loading the plugin costs pytest's start-up almost nothing.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ from pytest_opdecide import _pytest_snapshots, hookspecs
 # modules it imported; a binding module imported again would be a second variable, unseen by
 # the Agent classes that the package has already handed out.
 from pytest_opdecide._binding import bind_runtime
-from pytest_opdecide._guard import guard
+from pytest_opdecide._guard import AllowedHosts, Scope, guard
 from pytest_opdecide._live_runs import LiveRun, LiveRuns
 from pytest_opdecide._pytest_markers import (
     LIVE_ENV,
@@ -38,8 +38,13 @@ from pytest_opdecide._snapshots import MenuSnapshot
 if TYPE_CHECKING:
     from pytest_opdecide._runtime import Runtime
 
+PLUGIN_FIXTURES = frozenset({"runtime", "decision_provider", "opdecide_config"})
+"""A test that uses one of these (or the ``opdecide`` marker) uses the plugin: the guard
+covers all of its network traffic, not only the model calls of this project's runtimes."""
+
 _marker_error = pytest.StashKey[str]()
 _guard_installed = pytest.StashKey[bool]()
+_allowed_key = pytest.StashKey[AllowedHosts]()
 
 
 # --- registration ------------------------------------------------------------------------------
@@ -90,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        f"{LIVE_MARKER}: needs the local real model server; runs only with --opdecide-live or "
+        f"{LIVE_MARKER}: needs a real model server; runs only with --opdecide-live or "
         f"the {LIVE_ENV} environment variable set",
     )
     cli = {s.name: config.getoption(s.dest) for s in SETTINGS if s.cli}
@@ -98,9 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
     remember_sources(config, cli, ini)
     _pytest_snapshots.start(config)
     try:
-        settings_for(config, {}, {})
+        run_settings = settings_for(config, {}, {})
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[_allowed_key] = AllowedHosts(run_settings.allow_hosts)
     # Installed even when the run's settings turn the guard off: a marker or the
     # opdecide_config fixture may turn it back on for one test (the one precedence).
     guard.install()
@@ -125,27 +131,47 @@ def mode_of(marker: dict[str, Any], settings: Settings) -> str:
     return "replay" if settings.record == "none" else "record"
 
 
-def _guard_on(mode: str, settings: Settings) -> bool:
-    return settings.guard and mode in ("fake", "replay")
+def uses_plugin(item: pytest.Item) -> bool:
+    """Whether the test uses the plugin: the ``opdecide`` marker, or one of
+    :data:`PLUGIN_FIXTURES` (a cassette comes with the marker)."""
+    if item.get_closest_marker(MARKER) is not None:
+        return True
+    return not PLUGIN_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
+def guard_scope(item: pytest.Item, marker: dict[str, Any], settings: Settings) -> Scope:
+    """What the guard refuses during ``item`` (see ``pytest_opdecide._guard``).
+
+    Off when the ``guard`` setting is off, for tests that record a cassette or run against the
+    live model, and for ``opdecide_live`` tests (they run only when asked to reach the live
+    server). Otherwise everything outside the loopback for tests that use the plugin (and for
+    every test with ``guard_all``), and only this project's own model calls for the others.
+    """
+    if not settings.guard or mode_of(marker, settings) in ("record", "live"):
+        return "off"
+    if item.get_closest_marker(LIVE_MARKER) is not None:
+        return "off"
+    return "all" if settings.guard_all or uses_plugin(item) else "model_calls"
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     guard.refresh()
+    scope: Scope
     try:
         marker = marker_kwargs(item)
-        settings = settings_for(item.config, marker, {})
-        active = _guard_on(mode_of(marker, settings), settings)
+        scope = guard_scope(item, marker, settings_for(item.config, marker, {}))
     except (SettingError, pytest.UsageError) as exc:
         item.stash[_marker_error] = str(exc)  # pytest_runtest_setup fails the test with it
-        active = True
+        scope = "all"
     # Restored afterwards: a test may run a whole pytest session in-process (pytester).
-    previous = guard.active, guard.test_id
-    guard.active, guard.test_id = active, item.nodeid
+    previous = guard.scope, guard.test_id, guard.allowed
+    guard.scope, guard.test_id = scope, item.nodeid
+    guard.allowed = item.config.stash[_allowed_key]
     try:
         return (yield)
     finally:
-        guard.active, guard.test_id = previous
+        guard.scope, guard.test_id, guard.allowed = previous
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -215,8 +241,46 @@ def opdecide_settings(request: pytest.FixtureRequest, opdecide_config: dict[str,
         settings = settings_for(request.config, marker, opdecide_config)
     except (SettingError, pytest.UsageError) as exc:
         pytest.fail(str(exc), pytrace=False)
-    guard.active = _guard_on(mode_of(marker, settings), settings)
+    guard.scope = guard_scope(request.node, marker, settings)
     return settings
+
+
+def needed_fixtures(marker: dict[str, Any], requested: Iterable[str]) -> list[str]:
+    """The fixtures the marker's data needs that the test did not request.
+
+    ``script=`` needs ``runtime``, ``answers=`` needs ``decision_provider``, and ``cassette=True``
+    needs one of them to open the cassette (``runtime``, which also binds the real runtime for
+    the test's Agent methods). With ``cassette=True`` the script and answers rest unused, by
+    design: the switch moves the same test between its fakes and the real model.
+    """
+    names = set(requested)
+    wanted: list[str] = []
+    if "script" in marker:
+        wanted.append("runtime")
+    if "answers" in marker:
+        wanted.append("decision_provider")
+    if marker.get("cassette") and not wanted and not names & {"runtime", "decision_provider"}:
+        wanted.append("runtime")
+    return [name for name in wanted if name not in names]
+
+
+@pytest.fixture(autouse=True)
+def _opdecide_marker_fixtures(request: pytest.FixtureRequest) -> None:
+    """Bring in the fixture a marker's ``script=``, ``answers=`` or ``cassette=True`` needs.
+
+    A test marked ``@pytest.mark.opdecide(script=[...])`` gets its scripted ``runtime`` bound
+    even when it does not ask for the fixture (its code under test reaches the runtime through
+    an Agent method), the same for ``answers=`` and ``decision_provider``, and a cassette test
+    gets its cassette: the marker's data is never ignored.
+    """
+    if request.node.get_closest_marker(MARKER) is None:
+        return
+    try:
+        marker = marker_kwargs(request.node)
+    except pytest.UsageError:
+        return  # pytest_runtest_setup has failed the test with this error already
+    for name in needed_fixtures(marker, request.fixturenames):
+        request.getfixturevalue(name)
 
 
 @pytest.fixture

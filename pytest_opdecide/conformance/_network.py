@@ -1,22 +1,23 @@
 """Catching I/O that does not go through the transport override.
 
-While :func:`watch_network` is active, every attempt to reach the network (a DNS lookup, a socket
-connection, a request through httpx's real transports) is recorded and refused. The conformance
-checks run provider code inside it: a provider that builds its own client instead of using the
-transport it was given, or that calls its server while being constructed, shows up here, and no
-request of a conformance run ever leaves the machine.
+While :func:`watch_network` is active, every attempt to reach the network (a DNS lookup, a
+socket connection, a request through the real transports of httpx or httpx2) is recorded and
+refused. The conformance checks run provider code inside it: a provider that builds its own
+client instead of using the transport it was given, or that calls its server while being
+constructed, shows up here, and no request of a conformance run ever leaves the machine.
 """
 
 from __future__ import annotations
 
 import socket
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+
+from pytest_opdecide import _network as network
+from pytest_opdecide._network import Attempt
 
 __all__ = ["NetworkAttempts", "allow_network", "watch_network"]
 
@@ -74,69 +75,27 @@ def _blocked(target: str) -> bool:
     return True
 
 
-def _address(address: Any) -> str:
-    if isinstance(address, tuple) and len(address) >= 2:
-        return f"{address[0]}:{address[1]}"
-    return str(address)
-
-
-def _patches() -> list[tuple[Any, str, Callable[[Any], Any]]]:
-    def connect(original: Any) -> Any:
-        def patched(sock: socket.socket, address: Any) -> Any:
-            if sock.family in (socket.AF_INET, socket.AF_INET6) and _blocked(
-                f"connect {_address(address)}"
-            ):
-                raise ConnectionRefusedError(f"{BLOCKED} (connect {_address(address)})")
-            return original(sock, address)
-
-        return patched
-
-    def getaddrinfo(original: Any) -> Any:
-        def patched(host: Any, *args: Any, **kwargs: Any) -> Any:
-            name = host.decode() if isinstance(host, bytes) else str(host)
-            if _blocked(f"resolve {name}"):
-                raise socket.gaierror(socket.EAI_NONAME, f"{BLOCKED} (resolve {name})")
-            return original(host, *args, **kwargs)
-
-        return patched
-
-    patches: list[tuple[Any, str, Callable[[Any], Any]]] = [
-        (socket.socket, "connect", connect),
-        (socket.socket, "connect_ex", connect),
-        (socket, "getaddrinfo", getaddrinfo),
-    ]
-    httpx = sys.modules.get("httpx")
-    if httpx is not None:
-
-        def sync_send(original: Any) -> Any:
-            def patched(transport: Any, request: Any) -> Any:
-                if _blocked(f"{request.method} {request.url}"):
-                    raise httpx.ConnectError(f"{BLOCKED} ({request.url})", request=request)
-                return original(transport, request)
-
-            return patched
-
-        def async_send(original: Any) -> Any:
-            async def patched(transport: Any, request: Any) -> Any:
-                if _blocked(f"{request.method} {request.url}"):
-                    raise httpx.ConnectError(f"{BLOCKED} ({request.url})", request=request)
-                return await original(transport, request)
-
-            return patched
-
-        patches.append((httpx.HTTPTransport, "handle_request", sync_send))
-        patches.append((httpx.AsyncHTTPTransport, "handle_async_request", async_send))
-    return patches
-
-
-_saved: list[tuple[Any, str, Any]] = []
+def _refuse(attempt: Attempt) -> None:
+    """The checker registered while a block is active: record and refuse every attempt."""
+    if not _blocked(attempt.target):
+        return
+    reason = f"{BLOCKED} ({attempt.target})"
+    if attempt.kind == "resolve":
+        raise socket.gaierror(socket.EAI_NONAME, reason)
+    if attempt.kind == "request" and attempt.stack is not None:
+        error: Exception = attempt.stack.ConnectError(
+            f"{BLOCKED} ({attempt.request.url})", request=attempt.request
+        )
+        raise error
+    raise ConnectionRefusedError(reason)
 
 
 @contextmanager
 def watch_network() -> Iterator[NetworkAttempts]:
     """Record and refuse every network attempt made inside the block (in any thread).
 
-    Nested blocks share the patches; each sees the attempts made while it is active.
+    Nested blocks share one checker of the project's network hooks (``pytest_opdecide._network``,
+    which the real-call guard uses too); each block sees the attempts made while it is active.
 
     Yields:
         The attempts, filled in as they happen.
@@ -144,10 +103,7 @@ def watch_network() -> Iterator[NetworkAttempts]:
     attempts = NetworkAttempts()
     with _lock:
         if not _active:
-            for owner, name, make in _patches():
-                original = getattr(owner, name)
-                _saved.append((owner, name, original))
-                setattr(owner, name, make(original))
+            network.register(_refuse, lookups=True)
         _active.append(attempts)
     try:
         yield attempts
@@ -155,6 +111,4 @@ def watch_network() -> Iterator[NetworkAttempts]:
         with _lock:
             _active.remove(attempts)
             if not _active:
-                for owner, name, original in reversed(_saved):
-                    setattr(owner, name, original)
-                _saved.clear()
+                network.unregister(_refuse)

@@ -38,6 +38,7 @@ from pytest_opdecide._http_errors import (
     server_message,
     status_kind,
 )
+from pytest_opdecide._network import model_call
 from pytest_opdecide.questions._concurrency import all_or_nothing
 from pytest_opdecide.questions._distribution import (
     DistributionError,
@@ -278,22 +279,23 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
             for question_id, question in request.questions.items()
         }
         limit = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None
-        async with open_client(self.transport, timeout_seconds=self.timeout / 1000) as client:
-            call = _Call(self, client, model, limit)
-            # Learnt before the questions fan out, so that they do not all ask at once.
-            tokens = await self._label_tokens.learn(
-                call.post_json,
-                model,
-                [label for prompt in prompts.values() for label in prompt.labels],
-                tokenizer=self.tokenizer,
-                label_token_ids=self.label_token_ids,
-            )
-            outcomes = await all_or_nothing(
-                [
-                    call.answer(question_id, question, prompts[question_id], tokens)
-                    for question_id, question in request.questions.items()
-                ]
-            )
+        with model_call():  # the real-call guard tells this project's model calls apart
+            async with open_client(self.transport, timeout_seconds=self.timeout / 1000) as client:
+                call = _Call(self, client, model, limit)
+                # Learnt before the questions fan out, so that they do not all ask at once.
+                tokens = await self._label_tokens.learn(
+                    call.post_json,
+                    model,
+                    [label for prompt in prompts.values() for label in prompt.labels],
+                    tokenizer=self.tokenizer,
+                    label_token_ids=self.label_token_ids,
+                )
+                outcomes = await all_or_nothing(
+                    [
+                        call.answer(question_id, question, prompts[question_id], tokens)
+                        for question_id, question in request.questions.items()
+                    ]
+                )
         return self._result(model, request, outcomes)
 
     def _result(
@@ -361,12 +363,15 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
             The models.
         """
         try:
-            async with open_client(self.transport, timeout_seconds=self.timeout / 1000) as client:
-                response = await client.get(
-                    self._url("/models"),
-                    headers=self._headers(),
-                    timeout=httpx.Timeout(self.timeout / 1000),
-                )
+            with model_call():
+                async with open_client(
+                    self.transport, timeout_seconds=self.timeout / 1000
+                ) as client:
+                    response = await client.get(
+                        self._url("/models"),
+                        headers=self._headers(),
+                        timeout=httpx.Timeout(self.timeout / 1000),
+                    )
             if response.status_code >= 400:
                 return []
             data = json.loads(response.text, parse_constant=_reject_constant)

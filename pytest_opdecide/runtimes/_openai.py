@@ -15,6 +15,7 @@ import httpx
 from pytest_opdecide._credentials import register_client
 from pytest_opdecide._http_replay import replay_async_client, replay_client
 from pytest_opdecide._messages import ModelReply, ModelRequest
+from pytest_opdecide._network import model_call
 from pytest_opdecide._runtime import Runtime
 from pytest_opdecide.runtimes._errors import RuntimeCallError
 from pytest_opdecide.runtimes._http import (
@@ -369,7 +370,8 @@ class OpenAICompatibleRuntime(Runtime):
                 "(exec_async, decision.make_async, agent_async), or pass an httpx.BaseTransport "
                 "as transport="
             )
-        outcome = self._exchange(request)
+        with model_call():  # the real-call guard tells this project's model calls apart
+            outcome = self._exchange(request)
         if isinstance(outcome, RuntimeCallError):
             # Raised here, where no local holds what the server sent (which may echo the key):
             # even a traceback that shows locals (pytest --showlocals) stays clean.
@@ -385,7 +387,8 @@ class OpenAICompatibleRuntime(Runtime):
         if self._custom_transport and self._async_transport is None:
             # A sync-only transport still sees every request: run the sync call in a thread.
             return await asyncio.to_thread(self.call_model, request)
-        outcome = await self._exchange_async(request)
+        with model_call():
+            outcome = await self._exchange_async(request)
         if isinstance(outcome, RuntimeCallError):
             raise outcome  # See call_model.
         return outcome

@@ -247,7 +247,10 @@ def test_a_corrupt_cassette_names_the_file_and_how_to_record_it(
     message = error_text(result)
     assert f"CassetteCorrupt: cassette {path} is corrupt or truncated (" in message
     assert reason in message
-    assert "re-record it: start the local model (scripts/local-model start), then run" in message
+    assert (
+        "re-record it with the model server running at base_url (--opdecide-base-url=URL, or "
+        "opdecide_base_url in the ini file):\n    pytest '" in message
+    )
     assert "    pytest 'test_atomic.py::test_flow' --opdecide-record=rewrite" in message
     assert server.received == []
 

@@ -116,7 +116,10 @@ def test_a_mismatch_shows_a_diff_against_the_nearest_request(
         "+    Ticket 2: the invoice is late.",
     ]
     assert "Fields that differ" not in message  # a prompt is no id or timestamp
-    assert "If the code changed on purpose, re-record it: start the local model" in message
+    assert (
+        "If the code changed on purpose, re-record it with the model server running at base_url "
+        "(--opdecide-base-url=URL, or opdecide_base_url in the ini file):" in lines
+    )
     assert "    pytest 'test_mismatch.py::test_flow' --opdecide-record=rewrite" in lines
 
 

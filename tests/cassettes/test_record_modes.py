@@ -50,7 +50,8 @@ def test_default_replays_only_and_needs_a_cassette(
     result.stdout.fnmatch_lines(
         [
             "*no cassette at */cassettes/test_modes/test_flow.yaml for test_modes.py::test_flow.",
-            "*Record it once: start the local model (scripts/local-model start) and run",
+            "*Record it once with the model server running at base_url (--opdecide-base-url=URL, "
+            "or opdecide_base_url in the ini file):",
             "*pytest 'test_modes.py::test_flow' --opdecide-record=once",
         ]
     )

@@ -16,6 +16,8 @@ import pytest
 from pytest_opdecide import hookspecs
 from pytest_opdecide._settings import DEFAULT_BASE_URL, SETTINGS, Setting, parse_bool
 
+from .support import write_ini
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = ["fixtures.md", "marker.md", "configuration.md", "hooks.md", "guard.md"]
 HEADER = (
@@ -65,15 +67,12 @@ def expected_rows(switches: set[str]) -> list[str]:
 
 
 def _switches(pytester: pytest.Pytester) -> set[str]:
-    """The plugin's flags that take no value, read from pytest's own parser."""
-    config = pytester.parseconfig()
-    return {
-        name
-        for group in config._parser._groups
-        for option in group.options
-        if option.names()[0].startswith("--opdecide-") and option.attrs().get("nargs") == 0
-        for name in option.names()
-    }
+    """The plugin's flags that take no value, read from ``pytest --help``: a flag that takes
+    one is shown with its metavar (``--opdecide-seed=SEED``), a switch alone."""
+    write_ini(pytester)
+    result = pytester.runpytest("--help")
+    shown = re.findall(r"^  (--opdecide-[a-z-]+)(=\S+)?", result.stdout.str(), flags=re.MULTILINE)
+    return {flag for flag, value in shown if not value}
 
 
 def test_the_settings_table_matches_the_code(pytester: pytest.Pytester) -> None:

@@ -163,6 +163,8 @@ def test_opdecide_settings_holds_the_defaults(project: pytest.Pytester) -> None:
                 seed=0,
                 strict=True,
                 guard=True,
+                guard_all=False,
+                allow_hosts=(),
                 record="none",
                 live=False,
                 cassette_dir="cassettes",

@@ -1,10 +1,11 @@
-"""The real-call guard: a request to a non-loopback host fails the test, saying how to allow it.
+"""The real-call guard: what it refuses in which test, and what it always lets through.
 
-Nothing here reaches the network. The guard raises before any connection (before any name
-lookup, for httpx); where a request must get through, it goes to a server on 127.0.0.1 started
-by the test, or to an ``httpx`` transport whose connection pool is replaced by a fake one, so
-that the guarded method runs but nothing is sent. The runs are subprocesses: the guard patches
-process-wide state.
+Nothing here reaches the network. The suite runs inside the network jail (``tests/_jail``),
+which refuses every connection and name lookup off the loopback underneath the guard: a
+connection the guard lets through fails with the jail's ``NetworkJailError`` (for httpx, an
+``httpx.ConnectError`` saying "network jail"), one the guard refuses with ``RealCallBlocked``.
+That difference is what these tests read. Requests that must succeed go to a server on
+127.0.0.1 started by the test. The runs are subprocesses: the guard hooks process-wide state.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import socket
 
 import pytest
 
+from pytest_opdecide import _network as network
 from pytest_opdecide._guard import RealCallBlocked, guard
 
 from .support import write_ini
@@ -22,51 +24,20 @@ import http.server
 import socket
 import threading
 
-import httpcore
 import httpx
+import httpx2
 import pytest
 
 from pytest_opdecide._guard import RealCallBlocked
 
 
-class FakePool:
-    """Stands in for httpcore's connection pool: answers without any connection."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        pass
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc_info):
-        pass
-
-    def close(self):
-        pass
-
-    async def aclose(self):
-        pass
-
-    def handle_request(self, request):
-        return httpcore.Response(200, content=b"fake pool")
-
-    async def handle_async_request(self, request):
-        return httpcore.Response(200, content=b"fake pool")
-
-
-def offline_client():
-    transport = httpx.HTTPTransport()
-    transport._pool = FakePool()
-    return httpx.Client(transport=transport)
-
-
-def offline_async_client():
-    transport = httpx.AsyncHTTPTransport()
-    transport._pool = FakePool()
-    return httpx.AsyncClient(transport=transport)
+def jailed(error):
+    """Whether ``error`` is the network jail's refusal: the guard let the connection through."""
+    while error is not None:
+        if "network jail" in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 @pytest.fixture
@@ -98,11 +69,15 @@ MESSAGE = (
     "--opdecide-record=once, or\n"
     "  - run it against the live model: --opdecide-live, or\n"
     "  - allow it for this test: @pytest.mark.opdecide(guard=False) (or --opdecide-guard=off for "
-    "the run)."
+    "the run){end}"
+)
+ALLOW_LINE = (
+    ", or\n  - if this host is not a model server, let it through: opdecide_allow_hosts = {host} "
+    "in the ini file (or --opdecide-allow-hosts={host})."
 )
 
 
-def test_the_guard_blocks_and_allows(project: pytest.Pytester) -> None:
+def test_a_test_that_uses_the_plugin_reaches_only_the_loopback(project: pytest.Pytester) -> None:
     project.makeconftest(SUPPORT)
     project.makepyfile(
         test_calls=f"""
@@ -110,34 +85,52 @@ def test_the_guard_blocks_and_allows(project: pytest.Pytester) -> None:
 
         from conftest import *
 
+        pytestmark = pytest.mark.opdecide()  # the marker alone makes a test use the plugin
         MESSAGE = {MESSAGE!r}
+        ALLOW_LINE = {ALLOW_LINE!r}
 
 
         def test_sync_request_is_blocked():
-            with offline_client() as client, pytest.raises(RealCallBlocked) as caught:
-                client.get("https://api.example.com/v1/chat/completions")
+            with httpx.Client() as client, pytest.raises(RealCallBlocked) as caught:
+                client.get("https://user:pw@api.example.com/v1/chat/completions?key=k")
             assert str(caught.value) == MESSAGE.format(
                 target="https://api.example.com/v1/chat/completions",
                 test="test_calls.py::test_sync_request_is_blocked",
+                end=ALLOW_LINE.format(host="api.example.com"),
             )
 
 
         async def test_async_request_is_blocked():
-            async with offline_async_client() as client:
+            async with httpx.AsyncClient() as client:
                 with pytest.raises(RealCallBlocked, match="api.example.com"):
                     await client.post("https://api.example.com/v1/chat/completions", json={{}})
+
+
+        def test_httpx2_is_blocked_too():
+            with pytest.raises(RealCallBlocked, match="https://api.example.com:8443/v1/models"):
+                httpx2.get("https://api.example.com:8443/v1/models", timeout=5)
+
+
+        async def test_httpx2_async_is_blocked_too():
+            async with httpx2.AsyncClient() as client:
+                with pytest.raises(RealCallBlocked, match="http://192.0.2.1/v1"):
+                    await client.get("http://192.0.2.1/v1")
 
 
         def test_a_raw_socket_is_blocked():
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             with sock, pytest.raises(RealCallBlocked) as caught:
                 sock.connect(("192.0.2.1", 443))
-            assert str(caught.value).startswith(
-                "pytest-opdecide blocked a real call to 192.0.2.1:443 in "
-                "test_calls.py::test_a_raw_socket_is_blocked"
+            assert str(caught.value) == MESSAGE.format(
+                target="192.0.2.1:443",
+                test="test_calls.py::test_a_raw_socket_is_blocked",
+                end=ALLOW_LINE.format(host="192.0.2.1"),
             )
             with socket.socket() as other, pytest.raises(RealCallBlocked):
                 other.connect_ex(("192.0.2.1", 80))
+            with socket.socket(socket.AF_INET6) as six, pytest.raises(RealCallBlocked) as caught:
+                six.connect(("2001:db8::1", 443))
+            assert "a real call to [2001:db8::1]:443 in" in str(caught.value)
 
 
         def test_an_address_is_blocked():
@@ -149,6 +142,7 @@ def test_the_guard_blocks_and_allows(project: pytest.Pytester) -> None:
             assert httpx.get(local_server, timeout=5).text == "local"
             port = local_server.rsplit(":", 1)[1]
             assert httpx.get(f"http://localhost:{{port}}", timeout=5).text == "local"
+            assert httpx2.get(local_server, timeout=5).text == "local"
 
 
         async def test_loopback_is_allowed_async(local_server):
@@ -163,24 +157,30 @@ def test_the_guard_blocks_and_allows(project: pytest.Pytester) -> None:
 
 
         @pytest.mark.opdecide(guard=False)
-        def test_the_marker_allows():
-            with offline_client() as client:
-                assert client.get("https://api.example.com/v1/models").text == "fake pool"
+        def test_the_marker_lets_it_through():
+            with pytest.raises(httpx.ConnectError) as caught:
+                httpx.get("https://api.example.com/v1/models")
+            assert jailed(caught.value)
+            with socket.socket() as sock, pytest.raises(OSError) as refused:
+                sock.connect(("192.0.2.1", 80))
+            assert jailed(refused.value)
 
 
         @pytest.mark.opdecide(guard=False)
-        async def test_the_marker_allows_async():
-            async with offline_async_client() as client:
-                assert (await client.get("https://api.example.com/")).text == "fake pool"
+        async def test_the_marker_lets_it_through_async():
+            async with httpx.AsyncClient() as client:
+                with pytest.raises(httpx.ConnectError) as caught:
+                    await client.get("https://api.example.com/")
+            assert jailed(caught.value)
 
 
         def test_the_failure_users_see():
-            with offline_client() as client:
+            with httpx.Client() as client:
                 client.get("https://api.example.com/v1/models")
         """
     )
     result = project.runpytest_subprocess("--tb=short")
-    result.assert_outcomes(passed=9, failed=1)
+    result.assert_outcomes(passed=11, failed=1)
     result.stdout.fnmatch_lines(
         [
             "E   pytest_opdecide._guard.RealCallBlocked: pytest-opdecide blocked a real call to "
@@ -191,41 +191,221 @@ def test_the_guard_blocks_and_allows(project: pytest.Pytester) -> None:
             "pytest --opdecide-record=once, or",
             "E     - run it against the live model: --opdecide-live, or",
             "E     - allow it for this test: @pytest.mark.opdecide(guard=False) (or "
-            "--opdecide-guard=off for the run).",
+            "--opdecide-guard=off for the run), or",
+            "E     - if this host is not a model server, let it through: opdecide_allow_hosts = "
+            "api.example.com in the ini file (or --opdecide-allow-hosts=api.example.com).",
         ]
     )
+
+
+def test_each_plugin_fixture_makes_a_test_use_the_plugin(project: pytest.Pytester) -> None:
+    project.makeconftest(SUPPORT)
+    project.makepyfile(
+        test_fixtures="""
+        from conftest import *
+
+
+        def reach():
+            with socket.socket() as sock:
+                sock.connect(("192.0.2.1", 80))
+
+
+        def test_runtime(runtime):
+            with pytest.raises(RealCallBlocked):
+                reach()
+
+
+        def test_decision_provider(decision_provider):
+            with pytest.raises(RealCallBlocked):
+                reach()
+
+
+        def test_opdecide_config(opdecide_config):
+            with pytest.raises(RealCallBlocked):
+                reach()
+
+
+        def test_opdecide_settings(opdecide_settings):  # it depends on opdecide_config
+            with pytest.raises(RealCallBlocked):
+                reach()
+
+
+        @pytest.fixture
+        def agent(runtime):
+            return runtime
+
+
+        def test_through_another_fixture(agent):
+            with pytest.raises(RealCallBlocked):
+                reach()
+
+
+        def test_none_of_them():
+            with pytest.raises(OSError) as caught:
+                reach()
+            assert jailed(caught.value)
+        """
+    )
+    project.runpytest_subprocess().assert_outcomes(passed=6)
+
+
+OWN_CALLS = """
+from conftest import *
+
+from pytest_opdecide import decision
+from pytest_opdecide.questions import (
+    OpenAICompatibleDecisionProvider,
+    ProviderError,
+    RuntimeDecisionProvider,
+)
+from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+MESSAGE = {message!r}
+QUESTION = {{"refund": {{"type": "boolean", "instructions": "Refund?"}}}}
+
+
+def test_a_plain_socket_is_left_alone():
+    with socket.socket() as sock, pytest.raises(OSError) as caught:
+        sock.connect(("192.0.2.1", 5432))
+    assert jailed(caught.value)
+
+
+def test_a_plain_httpx_request_is_left_alone():
+    with pytest.raises(httpx.ConnectError) as caught:
+        httpx.get("http://192.0.2.1/health", timeout=5)
+    assert jailed(caught.value)
+
+
+def test_our_runtime_is_blocked():
+    runtime = OpenAICompatibleRuntime("https://api.example.com/v1", api_key="sk-secret")
+    with runtime, pytest.raises(RealCallBlocked) as caught:
+        decision.make("Pick.", {{"a": "A", "b": "B"}}, runtime=runtime)
+    assert str(caught.value) == MESSAGE.format(
+        target="https://api.example.com/v1/chat/completions",
+        test="test_own.py::test_our_runtime_is_blocked",
+        end=".",
+    )
+
+
+async def test_our_runtime_is_blocked_async():
+    async with OpenAICompatibleRuntime("http://192.0.2.7/v1", stream=True) as runtime:
+        with pytest.raises(RealCallBlocked, match="http://192.0.2.7/v1/chat/completions"):
+            await runtime.exec_async("Hello?")
+
+
+def test_our_decision_providers_are_blocked():
+    provider = OpenAICompatibleDecisionProvider(base_url="https://api.example.com/v1", model="m")
+    with pytest.raises(RealCallBlocked, match="https://api.example.com/v1/chat/completions"):
+        provider.decide_sync({{"model": "", "context": "c", "questions": QUESTION}})
+    runtime = OpenAICompatibleRuntime("https://api.example.com/v1", model="m")
+    with runtime, pytest.raises(ProviderError) as caught:  # it reports its runtime's errors
+        RuntimeDecisionProvider(runtime).decide_sync(
+            {{"model": "", "context": "c", "questions": QUESTION}}
+        )
+    assert isinstance(caught.value.__cause__, RealCallBlocked)
+
+
+def test_our_runtime_on_the_loopback_is_allowed(local_server):
+    # The server does not serve POST: the call got through to it.
+    with OpenAICompatibleRuntime(local_server + "/v1") as runtime:
+        with pytest.raises(Exception, match="failed with 501 Unsupported method"):
+            runtime.exec("Hello?")
+
+
+def test_our_runtime_on_a_mock_transport_is_not_a_real_call():
+    def server(request):
+        message = {{"role": "assistant", "content": "Hi"}}
+        return httpx.Response(200, json={{"choices": [{{"index": 0, "message": message}}]}})
+
+    transport = httpx.MockTransport(server)
+    with OpenAICompatibleRuntime("https://api.example.com/v1", transport=transport) as runtime:
+        assert runtime.exec("Hello?") == "Hi"
+"""
+
+
+def test_other_tests_keep_their_network_but_not_our_model_calls(
+    project: pytest.Pytester,
+) -> None:
+    project.makeconftest(SUPPORT)
+    project.makepyfile(test_own=OWN_CALLS.format(message=MESSAGE))
+    project.runpytest_subprocess().assert_outcomes(passed=7)
+
+
+def test_guard_all_guards_every_test(project: pytest.Pytester) -> None:
+    project.makeconftest(SUPPORT)
+    project.makepyfile(
+        test_plain="""
+        from conftest import *
+
+
+        def test_a_socket():
+            with socket.socket() as sock, pytest.raises(RealCallBlocked):
+                sock.connect(("192.0.2.1", 5432))
+
+
+        def test_httpx():
+            with pytest.raises(RealCallBlocked, match="http://192.0.2.1/health"):
+                httpx.get("http://192.0.2.1/health", timeout=5)
+
+
+        def test_loopback_still_works(local_server):
+            assert httpx.get(local_server, timeout=5).text == "local"
+
+
+        @pytest.mark.opdecide(guard=False)
+        def test_the_marker_still_lets_it_through():
+            with socket.socket() as sock, pytest.raises(OSError) as caught:
+                sock.connect(("192.0.2.1", 5432))
+            assert jailed(caught.value)
+        """
+    )
+    project.runpytest_subprocess("--opdecide-guard-all=yes").assert_outcomes(passed=4)
+    write_ini(project, opdecide_guard_all="true")
+    project.runpytest_subprocess().assert_outcomes(passed=4)
+    # The command line beats the ini file.
+    project.runpytest_subprocess("--opdecide-guard-all=no").assert_outcomes(passed=2, failed=2)
+    # And the guard setting turns everything off.
+    project.runpytest_subprocess("--opdecide-guard=off").assert_outcomes(passed=2, failed=2)
 
 
 ALLOWED_OR_NOT = """
 from conftest import *
 
 
+def reach():
+    with socket.socket() as sock:
+        sock.connect(("192.0.2.1", 80))
+
+
 def test_unmarked():
-    with offline_client() as client:
-        client.get("https://api.example.com/v1/models")
+    reach()
 
 
 @pytest.mark.opdecide(guard=True)
 def test_marked_on():
-    with offline_client() as client:
-        client.get("https://api.example.com/v1/models")
+    reach()
 
 
 def test_with_fixture(runtime):
-    with offline_client() as client:
-        client.get("https://api.example.com/v1/models")
+    reach()
 """
 
 
 @pytest.mark.parametrize(
     ("arguments", "ini", "conftest", "blocked"),
     [
-        ([], {}, "", ["test_unmarked", "test_marked_on", "test_with_fixture"]),
+        ([], {}, "", ["test_marked_on", "test_with_fixture"]),
         (["--opdecide-guard=off"], {}, "", []),
         (["--opdecide-guard=off"], {}, '{"guard": True}', []),
         ([], {"opdecide_guard": "off"}, "", ["test_marked_on"]),
         ([], {"opdecide_guard": "off"}, '{"guard": True}', ["test_marked_on", "test_with_fixture"]),
-        ([], {}, '{"guard": False}', ["test_unmarked", "test_marked_on"]),
+        ([], {}, '{"guard": False}', ["test_marked_on"]),
+        (
+            ["--opdecide-guard-all=on"],
+            {},
+            "",
+            ["test_unmarked", "test_marked_on", "test_with_fixture"],
+        ),
     ],
     ids=[
         "default",
@@ -234,6 +414,7 @@ def test_with_fixture(runtime):
         "ini-off-marker-on",
         "ini-off-fixture-on",
         "fixture-off",
+        "guard-all",
     ],
 )
 def test_the_guard_setting_follows_the_precedence(
@@ -244,36 +425,67 @@ def test_the_guard_setting_follows_the_precedence(
     conftest: str,
     blocked: list[str],
 ) -> None:
-    # The opdecide_config fixture applies to tests that use the plugin's fixtures.
+    # The opdecide_config fixture applies to tests that use the plugin's fixtures. A test the
+    # guard lets through fails on the network jail instead.
     monkeypatch.setenv("COLUMNS", "300")  # short summary lines in full
     write_ini(project, **ini)
     config = f"\n\n@pytest.fixture\ndef opdecide_config():\n    return {conftest}\n"
     project.makeconftest(SUPPORT + (config if conftest else ""))
     project.makepyfile(test_calls=ALLOWED_OR_NOT)
     result = project.runpytest_subprocess("-rf", *arguments)
-    result.assert_outcomes(passed=3 - len(blocked), failed=len(blocked))
-    for name in blocked:
-        result.stdout.fnmatch_lines([f"FAILED test_calls.py::{name} - *RealCallBlocked*"])
+    result.assert_outcomes(failed=3)
+    for name in ("test_unmarked", "test_marked_on", "test_with_fixture"):
+        error = "*RealCallBlocked*" if name in blocked else "*NetworkJailError*"
+        result.stdout.fnmatch_lines([f"FAILED test_calls.py::{name} - {error}"])
 
 
-def test_a_session_run_inside_a_test_leaves_the_guard_on(project: pytest.Pytester) -> None:
-    # pytester's in-process run configures and unconfigures the plugin in this process.
-    assert guard.active
+def test_live_tests_and_recording_tests_are_not_guarded(project: pytest.Pytester) -> None:
+    project.makeconftest(SUPPORT)
+    project.makepyfile(
+        test_live="""
+        from conftest import *
+
+
+        def reach():
+            with socket.socket() as sock, pytest.raises(OSError) as caught:
+                sock.connect(("192.0.2.1", 80))
+            assert jailed(caught.value)
+
+
+        @pytest.mark.opdecide_live
+        def test_live(runtime):
+            reach()
+
+
+        @pytest.mark.opdecide(cassette=True)
+        def test_recording(runtime):
+            reach()
+        """
+    )
+    project.runpytest_subprocess("--opdecide-live", "--opdecide-record=once").assert_outcomes(
+        passed=2
+    )
+
+
+def test_a_session_run_inside_a_test_leaves_the_guard_as_it_was(
+    project: pytest.Pytester,
+) -> None:
+    # pytester's in-process run configures and unconfigures the plugin in this process. This
+    # test does not use the plugin (none of its fixtures, no marker): its scope is "model_calls".
+    assert guard.scope == "model_calls"
     project.makepyfile("def test_inner():\n    pass\n")
     project.runpytest().assert_outcomes(passed=1)
-    assert guard.active
-    assert guard.test_id.endswith("test_a_session_run_inside_a_test_leaves_the_guard_on")
-    with socket.socket() as sock, pytest.raises(RealCallBlocked):
-        sock.connect(("192.0.2.1", 80))
+    assert guard.scope == "model_calls"
+    assert guard.test_id.endswith("test_a_session_run_inside_a_test_leaves_the_guard_as_it_was")
 
 
-def test_the_guard_comes_back_when_another_tool_drops_its_patch(
+@pytest.mark.opdecide(guard=True)
+def test_the_guard_comes_back_when_another_tool_drops_its_hook(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Another tool that restores the socket.connect it saw earlier must not disarm the guard."""
-    assert guard.active
-    unguarded = next(o for (_, name, o) in guard._originals if name == "connect")
-    assert not getattr(unguarded, "__opdecide_guard__", False)
+    assert guard.scope == "all"
+    unguarded = network._originals[(socket.socket, "connect")]
     monkeypatch.setattr(socket.socket, "connect", unguarded)
     guard.refresh()  # what the plugin does as each test starts
     with socket.socket() as sock, pytest.raises(RealCallBlocked):

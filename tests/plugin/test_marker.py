@@ -22,7 +22,7 @@ def test_markers_are_registered_and_described(project: pytest.Pytester) -> None:
             "the expected answers of live question decisions, or override settings (seed, "
             "strict, guard, record, live, cassette_dir, base_url, model, allow_unused, volatile, "
             "scrub_fields, runs, min_pass_rate)*",
-            "@pytest.mark.opdecide_live: needs the local real model server; runs only with "
+            "@pytest.mark.opdecide_live: needs a real model server; runs only with "
             "--opdecide-live or the OPDECIDE_LIVE_URL environment variable set*",
         ]
     )

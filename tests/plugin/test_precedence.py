@@ -64,6 +64,10 @@ VALUES: dict[str, dict[str, tuple[Any, Any]]] = {
         "fixture": (["fixture_secret"], ("fixture_secret",)),
         "ini": ("ini_secret", ("ini_secret",)),
     },
+    "allow_hosts": {
+        "command line": ("--opdecide-allow-hosts=db.internal:5432", ("db.internal:5432",)),
+        "ini": ("10.0.0.0/8, DB.example", ("10.0.0.0/8", "db.example")),
+    },
     "snapshot_dir": {
         "command line": ("--opdecide-snapshot-dir=cli_menus", "cli_menus"),
         "fixture": ("fixture_menus", "fixture_menus"),
@@ -97,6 +101,10 @@ BOOLEANS: dict[str, dict[str, tuple[Any, Any]]] = {
         "marker": (True, False),
         "fixture": (True, False),
         "ini": ("1", "0"),
+    },
+    "guard_all": {
+        "command line": ("--opdecide-guard-all=yes", "--opdecide-guard-all=no"),
+        "ini": ("yes", "no"),
     },
     "allow_unused": {
         "command line": ("--opdecide-allow-unused=yes", "--opdecide-allow-unused=no"),

@@ -46,7 +46,7 @@ async def test_provider(decision_provider):
     assert result.answers["urgent"].choice == "yes"
 
 
-def test_guarded():
+def test_guarded(runtime):  # a test that uses the plugin: the guard blocks any connection
     import socket
 
     with socket.socket() as sock, pytest.raises(RealCallBlocked):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import httpx
 import pytest
 
 from pytest_opdecide.questions import (
@@ -79,11 +80,31 @@ async def test_token_probabilities_from_the_real_server(
         assert 0.0 < meta["label_mass"] <= 1.0
 
 
+async def settle(provider: OpenAICompatibleDecisionProvider) -> None:
+    """Bring the server's prompt cache to one known state (llama.cpp reuses the cached prefix
+    of the previous prompt, so the same prompt twice in a row can get another reply)."""
+    async with httpx.AsyncClient(timeout=120) as client:
+        reply = await client.post(
+            f"{LIVE_URL.rstrip('/')}/chat/completions",
+            json={
+                "model": provider.model,
+                "messages": [{"role": "user", "content": "Reply with one word: ready."}],
+                "max_tokens": 1,
+            },
+        )
+        reply.raise_for_status()
+
+
 async def test_repeatable_at_temperature_zero(
     live_provider: OpenAICompatibleDecisionProvider,
 ) -> None:
+    # One question at a time, each decision from the same cache state: the same requests in
+    # the same order, evaluated from the same state, get the same answers.
+    live_provider.max_concurrency = 1
     request = live_request()
+    await settle(live_provider)
     first = await live_provider.decide(request)
+    await settle(live_provider)
     second = await live_provider.decide(request)
     assert first.answers == second.answers
 

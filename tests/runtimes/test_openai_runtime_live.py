@@ -7,7 +7,10 @@ Runs only when ``OPDECIDE_LIVE_URL`` names the server's base URL, or with ``--op
     OPDECIDE_LIVE_URL=$(scripts/local-model url) pytest tests/runtimes -m opdecide_live
 
 The model is SmolLM2-135M: these tests check the shape of what comes back and the invariants
-of the protocol, never that an answer is right.
+of the protocol, never that an answer is right. Where two replies are compared, each request
+follows the same other request (:func:`settle`): llama.cpp reuses the cached prefix of the
+previous prompt, so the same prompt twice in a row can get two different replies even at
+temperature 0, while the same prompt after the same cache state gets the same reply.
 """
 
 from __future__ import annotations
@@ -58,6 +61,20 @@ def runtime(live_url: str) -> Iterator[OpenAICompatibleRuntime]:
         yield live
 
 
+def settle(live_url: str, model: str = PLAIN) -> None:
+    """Bring the server's prompt cache to one known state before a request whose reply is
+    compared with another's.
+
+    After this request, the cache holds its prompt: the next prompt shares only the chat
+    template's opening with it, so two requests that each follow :func:`settle` are evaluated
+    from the same state and, at temperature 0, answer the same.
+    """
+    with OpenAICompatibleRuntime(
+        live_url, model=model, timeout_s=120, extra_body={"max_tokens": 1}
+    ) as other:
+        other.exec("Reply with one word: ready.")
+
+
 def _request(text: str, **kwargs: Any) -> ModelRequest:
     return ModelRequest(
         "turn",
@@ -95,9 +112,13 @@ async def test_plain_reply_async(live_url: str) -> None:
     assert text.strip()
 
 
-def test_replies_are_repeatable_at_temperature_zero(runtime: OpenAICompatibleRuntime) -> None:
-    first = runtime.exec("Count from one to five.")
-    second = runtime.exec("Count from one to five.")
+def test_replies_are_repeatable_at_temperature_zero(
+    runtime: OpenAICompatibleRuntime, live_url: str
+) -> None:
+    settle(live_url)
+    first = runtime.exec("Say hello in one short sentence.")
+    settle(live_url)
+    second = runtime.exec("Say hello in one short sentence.")
     assert first == second
 
 
@@ -187,10 +208,12 @@ def test_streamed_reply(live_url: str) -> None:
     with OpenAICompatibleRuntime(
         live_url, model=PLAIN, timeout_s=120, stream=True, extra_body={"max_tokens": 32}
     ) as live:
+        settle(live_url)
         reply = live.call_model(_request("Say hello in one short sentence."))
+        settle(live_url)
         text = live.exec("Say hello in one short sentence.")
     assert reply.text.strip()
-    assert reply.text == text
+    assert reply.text == text  # the same request, from the same cache state
     assert isinstance(reply.raw, list)
     assert len(reply.raw) >= 2
     assert all(event["object"] == "chat.completion.chunk" for event in reply.raw)
@@ -203,6 +226,7 @@ def test_streamed_equals_unstreamed(live_url: str) -> None:
         with OpenAICompatibleRuntime(
             live_url, model=PLAIN, timeout_s=120, stream=stream, extra_body={"max_tokens": 32}
         ) as live:
+            settle(live_url)
             replies.append(live.exec(prompt))
     assert replies[0] == replies[1]
 
@@ -218,10 +242,12 @@ def test_a_streamed_forced_tool_call(live_url: str) -> None:
     ) as live:
         spec, _ = tool_spec(get_weather)
         request = _request("What is the weather in Paris?", tools=(spec,))
+        settle(live_url, TOOLS)
         streamed = live.call_model(request)
     with OpenAICompatibleRuntime(
         live_url, model=TOOLS, timeout_s=120, extra_body={"max_tokens": 48, **forced}
     ) as live:
+        settle(live_url, TOOLS)
         whole = live.call_model(request)
     [call] = streamed.tool_calls
     assert call.name == "get_weather"

@@ -1,0 +1,261 @@
+"""Every attempt to reach the network, seen in one place before anything is sent.
+
+Two parts of the project need to see connections before they happen: the plugin's real-call
+guard (``_guard``), which refuses the ones a test must not make, and the conformance suite's
+network watcher (``conformance._network``), which records and refuses every way out of a
+provider's transport override. Both register a *checker* here; this module is the one place
+that hooks the ways out:
+
+- ``socket.socket.connect`` and ``connect_ex`` (IPv4 and IPv6 only; Unix sockets are local),
+  for every library;
+- the real transports of both HTTP stacks, ``httpx`` and ``httpx2`` (``HTTPTransport`` and
+  ``AsyncHTTPTransport``), so that a request is seen with its URL before its host name is even
+  looked up; a transport that never leaves the process (``MockTransport``) is never involved;
+- ``socket.getaddrinfo``, only while a checker asks for name lookups.
+
+A checker is called with an :class:`Attempt` and refuses it by raising; the most recently
+registered checker is asked first. With no checker registered nothing is hooked at all.
+
+The hooks are put back as each test starts (:func:`refresh`): other tools patch
+``socket.connect`` too and may restore what *they* saw, and an HTTP stack imported after the
+hooks went in (or imported anew by a pytest run inside a test) gets them then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Literal
+
+__all__ = [
+    "HTTP_STACKS",
+    "Attempt",
+    "Checker",
+    "in_model_call",
+    "model_call",
+    "refresh",
+    "register",
+    "unregister",
+]
+
+HTTP_STACKS = ("httpx", "httpx2")
+"""The HTTP client packages whose real transports are hooked (each once it is imported)."""
+
+_MARK = "__opdecide_network__"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt to reach the network, seen before anything is sent.
+
+    Attributes:
+        kind: ``"request"`` (an HTTP request through a real transport), ``"connect"`` (a
+            socket connection) or ``"resolve"`` (a name lookup).
+        host: The host name or address, as the caller gave it (no IPv6 brackets).
+        port: The port, when known (a request's URL port or its scheme's default).
+        target: How messages name the attempt: ``"GET http://host/v1/models"``,
+            ``"connect 10.0.0.1:443"``, ``"resolve api.example.com"``.
+        model_call: Made while one of this project's real runtimes or providers sends a model
+            call (see :func:`model_call`).
+        request: For ``"request"``: the HTTP request object of its stack.
+        stack: For ``"request"``: the HTTP stack's module (``httpx`` or ``httpx2``), whose
+            exception types a checker may raise.
+    """
+
+    kind: Literal["request", "connect", "resolve"]
+    host: str
+    port: int | None
+    target: str
+    model_call: bool = False
+    request: Any = None
+    stack: ModuleType | None = None
+
+
+Checker = Callable[[Attempt], None]
+"""Inspects an :class:`Attempt`; raises to refuse it, returns to let it through."""
+
+_model_call: ContextVar[bool] = ContextVar("opdecide_model_call", default=False)
+
+
+@contextlib.contextmanager
+def model_call() -> Iterator[None]:
+    """Mark the network attempts made inside the block as a model call of this project.
+
+    The project's real runtimes and providers send every model call inside it, so that the
+    guard can tell their calls from other traffic of a test. The mark follows the context:
+    asyncio tasks and worker threads started through ``asyncio.to_thread`` inherit it.
+    """
+    token = _model_call.set(True)
+    try:
+        yield
+    finally:
+        _model_call.reset(token)
+
+
+def in_model_call() -> bool:
+    """Whether the running code is inside :func:`model_call`."""
+    return _model_call.get()
+
+
+_lock = threading.RLock()
+_checkers: list[tuple[Checker, bool]] = []
+"""Registered checkers and whether each wants name lookups, oldest first."""
+_originals: dict[tuple[Any, str], Any] = {}
+"""What each hooked attribute held before the hook went in, by (owner, name)."""
+
+
+def register(checker: Checker, *, lookups: bool = False) -> None:
+    """Start calling ``checker`` for every attempt (name lookups too if ``lookups``).
+
+    Registering the same checker twice needs two :func:`unregister` calls.
+    """
+    with _lock:
+        _checkers.append((checker, lookups))
+        _hook()
+
+
+def unregister(checker: Checker) -> None:
+    """Stop calling ``checker``; the hooks go when no checker needs them any more."""
+    with _lock:
+        for index in range(len(_checkers) - 1, -1, -1):
+            if _checkers[index][0] is checker:
+                del _checkers[index]
+                break
+        _hook()
+
+
+def refresh() -> None:
+    """Put back any hook that is missing (cheap when all are in place)."""
+    with _lock:
+        _hook()
+
+
+def _check(attempt: Attempt) -> None:
+    with _lock:
+        checkers = [checker for checker, lookups in reversed(_checkers)]
+    for checker in checkers:
+        checker(attempt)
+
+
+def _check_lookup(attempt: Attempt) -> None:
+    with _lock:
+        checkers = [checker for checker, lookups in reversed(_checkers) if lookups]
+    for checker in checkers:
+        checker(attempt)
+
+
+# --- the hooks ---------------------------------------------------------------------------------
+
+
+def _address(address: Any) -> tuple[str, int | None]:
+    if isinstance(address, tuple) and address:
+        port = address[1] if len(address) > 1 and isinstance(address[1], int) else None
+        return str(address[0]), port
+    return str(address), None
+
+
+def _connect_hook(original: Any) -> Any:
+    def connect(sock: socket.socket, address: Any) -> Any:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            host, port = _address(address)
+            shown = f"{host}:{port}" if isinstance(address, tuple) and len(address) > 1 else host
+            _check(Attempt("connect", host, port, f"connect {shown}", in_model_call()))
+        return original(sock, address)
+
+    return connect
+
+
+def _getaddrinfo_hook(original: Any) -> Any:
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        port = args[0] if args else kwargs.get("port")
+        number = port if isinstance(port, int) else None
+        _check_lookup(Attempt("resolve", name, number, f"resolve {name}", in_model_call()))
+        return original(host, *args, **kwargs)
+
+    return getaddrinfo
+
+
+def _request_attempt(stack: ModuleType, request: Any) -> Attempt:
+    url = request.url
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    return Attempt(
+        "request",
+        str(url.host),
+        port,
+        f"{request.method} {url}",
+        in_model_call(),
+        request=request,
+        stack=stack,
+    )
+
+
+def _sync_send_hook(stack: ModuleType) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def handle_request(transport: Any, request: Any) -> Any:
+            _check(_request_attempt(stack, request))
+            return original(transport, request)
+
+        return handle_request
+
+    return make
+
+
+def _async_send_hook(stack: ModuleType) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        async def handle_async_request(transport: Any, request: Any) -> Any:
+            _check(_request_attempt(stack, request))
+            return await original(transport, request)
+
+        return handle_async_request
+
+    return make
+
+
+def _wanted() -> list[tuple[Any, str, Callable[[Any], Any]]]:
+    """The attributes to hook now, with the function that makes each hook."""
+    if not _checkers:
+        return []
+    wanted: list[tuple[Any, str, Callable[[Any], Any]]] = [
+        (socket.socket, "connect", _connect_hook),
+        (socket.socket, "connect_ex", _connect_hook),
+    ]
+    if any(lookups for _, lookups in _checkers):
+        wanted.append((socket, "getaddrinfo", _getaddrinfo_hook))
+    for name in HTTP_STACKS:
+        stack = sys.modules.get(name)
+        if stack is None:
+            continue
+        for owner, method, make in (
+            (getattr(stack, "HTTPTransport", None), "handle_request", _sync_send_hook(stack)),
+            (
+                getattr(stack, "AsyncHTTPTransport", None),
+                "handle_async_request",
+                _async_send_hook(stack),
+            ),
+        ):
+            if owner is not None:
+                wanted.append((owner, method, make))
+    return wanted
+
+
+def _hook() -> None:
+    """Make the hooked attributes exactly the wanted ones (called with the lock held)."""
+    wanted = _wanted()
+    keys = {(owner, name) for owner, name, _ in wanted}
+    for owner, name, make in wanted:
+        current = getattr(owner, name)
+        if not getattr(current, _MARK, False):
+            _originals[(owner, name)] = current
+            hooked = make(current)
+            setattr(hooked, _MARK, True)
+            setattr(owner, name, hooked)
+    for key in [key for key in _originals if key not in keys]:
+        owner, name = key
+        setattr(owner, name, _originals.pop(key))

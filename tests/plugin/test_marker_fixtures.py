@@ -1,0 +1,101 @@
+"""The marker's data is never ignored: ``script=``, ``answers=`` and ``cassette=True`` bring in
+the fixture they need when the test does not request it (as pytest-recording's ``vcr`` marker
+brings in its cassette)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .support import error_text
+
+AGENT = """
+import pytest
+from fake_runtimes import choose, pick
+from pytest_opdecide import Agent, decision
+
+OPTIONS = {"refund": "REFUND", "close": "CLOSED"}
+
+
+class Router(Agent):
+    def route(self, ticket):
+        return decision.make(f"Route: {ticket}", OPTIONS)
+"""
+
+
+def test_a_script_reaches_an_agent_method_without_the_runtime_fixture(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_router=AGENT
+        + """
+
+@pytest.mark.opdecide(script=[pick("close")])
+def test_routes():
+    assert Router().route("Thanks!") == "CLOSED"
+
+
+@pytest.mark.opdecide(script=[pick("close")])
+class TestRouting:
+    def test_in_a_class(self):
+        assert Router().route("Thanks!") == "CLOSED"
+
+
+@pytest.fixture
+def routed():
+    return Router().route("Thanks!")
+
+
+@pytest.mark.opdecide(script=[pick("refund")])
+def test_bound_before_other_fixtures(routed):
+    assert routed == "REFUND"
+"""
+    )
+    project.runpytest().assert_outcomes(passed=3)
+
+
+def test_an_unused_script_fails_even_without_the_runtime_fixture(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_router=AGENT
+        + """
+
+@pytest.mark.opdecide(script=[pick("close"), pick("refund")])
+def test_routes_once():
+    assert Router().route("Thanks!") == "CLOSED"
+"""
+    )
+    result = project.runpytest("--tb=short")
+    result.assert_outcomes(passed=1, errors=1)
+    assert "UnusedSteps" in result.stdout.str()
+
+
+def test_unused_answers_fail_even_without_the_decision_provider_fixture(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_answers=AGENT
+        + """
+
+@pytest.mark.opdecide(answers={"intent": choose("billing")})
+def test_never_asks():
+    pass
+"""
+    )
+    result = project.runpytest("--tb=short")
+    result.assert_outcomes(passed=1, errors=1)
+    assert "intent" in error_text(result)
+
+
+def test_a_marker_without_data_brings_in_nothing(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_plain=AGENT
+        + """
+
+@pytest.mark.opdecide(seed=3)
+def test_no_runtime():
+    with pytest.raises(RuntimeError, match="no runtime available"):
+        Router().route("Thanks!")
+"""
+    )
+    project.runpytest().assert_outcomes(passed=1)
