@@ -304,9 +304,12 @@ class TestOpenProgramShape:
         assert agent("Go.", choices=OPTIONS, runtime=OpenProgramShaped('{"call": "more"}')) == (
             "MORE"
         )
-        (first, model, response_format), (second, _, _) = runtime.private_calls
+        (first, model, response_format), (second, _, repick_format) = runtime.private_calls
         assert first == [{"type": "text", "text": f"Finished?\n\n{MENU}"}]
-        assert (model, response_format) == ("default", None)
+        # Its exec names response_format: a decision call gets the menu's schema there.
+        schema = decision.response_schema(OPTIONS)
+        structured = {"type": "json_schema", "json_schema": {"name": "decision", "schema": schema}}
+        assert (model, response_format, repick_format) == ("default", structured, structured)
         assert text_of(second).startswith("Previous reply:\nno pick\n")
         assert [c.kind for c in as_runtime(runtime).calls] == ["turn", "repick"]
 
