@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "RECORD_MODES",
     "SETTINGS",
+    "STRUCTURED_DECISIONS",
     "Setting",
     "Settings",
     "parse_bool",
@@ -66,6 +67,16 @@ def _names(value: Any) -> tuple[str, ...]:
             raise ValueError(f"expected a list of non-empty strings, got {value!r}")
         return tuple(value)
     raise ValueError(f"expected a list of names or a comma-separated string, got {value!r}")
+
+
+STRUCTURED_DECISIONS = ("auto", "always", "never")
+
+
+def _structured(value: Any) -> str:
+    text = str(value).strip().lower()
+    if text not in STRUCTURED_DECISIONS:
+        raise ValueError(f"expected one of {', '.join(STRUCTURED_DECISIONS)}, got {value!r}")
+    return text
 
 
 def _text(value: Any) -> str:
@@ -148,6 +159,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("model", _text, "smollm2-135m-instruct", "model name for the real runtime/provider"),
     Setting(
+        "structured_decisions",
+        _structured,
+        "auto",
+        "the real runtime asks the server to hold decision replies to the menu's JSON schema: "
+        "auto (fall back to the text menu when refused), always, never",
+    ),
+    Setting(
         "allow_unused",
         parse_bool,
         False,
@@ -199,6 +217,7 @@ class Settings:
     cassette_dir: str
     base_url: str | None
     model: str
+    structured_decisions: str
     allow_unused: bool
     volatile: tuple[str, ...]
     scrub_fields: tuple[str, ...]

@@ -19,7 +19,7 @@ def test_markers_are_registered_and_described(project: pytest.Pytester) -> None:
             "@pytest.mark.opdecide(script=*, answers=*, cassette=False, **settings): script the "
             "`runtime` / `decision_provider` fixtures, run against a cassette, or override "
             "settings (seed, strict, guard, record, live, cassette_dir, base_url, model, "
-            "allow_unused, volatile, scrub_fields)*",
+            "structured_decisions, allow_unused, volatile, scrub_fields)*",
             "@pytest.mark.opdecide_live: needs the local real model server; runs only with "
             "--opdecide-live or the OPDECIDE_LIVE_URL environment variable set*",
         ]
