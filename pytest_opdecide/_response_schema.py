@@ -18,7 +18,7 @@ The schema has one branch per option, under ``anyOf``::
 
 ``call`` is fixed to the option's name, ``args`` is the option's argument schema (from pydantic
 for function options, from the declared fields for schema options), required as the option
-requires; an option without arguments has no ``args``. A menu of one option is that branch
+requires (``args`` itself only when a field is); an option without arguments has no ``args``. A menu of one option is that branch
 alone. Definitions that ``$ref`` points to (pydantic models, dataclasses, enums) are gathered at
 the root's ``$defs``.
 
@@ -98,9 +98,12 @@ def menu_schema(options: Iterable[Option]) -> dict[str, Any]:
 def _branch(option: Option, defs: dict[str, Any]) -> dict[str, Any]:
     properties: dict[str, Any] = {"call": {"type": "string", "enum": [option.name]}}
     required = ["call"]
-    if option.validator is not None:
-        properties["args"] = _with_defs(option.validator.json_schema(), defs)
-        required.append("args")
+    validator = option.validator
+    if validator is not None:
+        args = _with_defs(validator.json_schema(), defs)
+        properties["args"] = args
+        if args.get("required"):  # a pick without args means no arguments
+            required.append("args")
     return {
         "type": "object",
         "properties": properties,
