@@ -18,9 +18,9 @@ The schema has one branch per option, under ``anyOf``::
 
 ``call`` is fixed to the option's name, ``args`` is the option's argument schema (from pydantic
 for function options, from the declared fields for schema options), required as the option
-requires (``args`` itself only when a field is); an option without arguments has no ``args``. A menu of one option is that branch
-alone. Definitions that ``$ref`` points to (pydantic models, dataclasses, enums) are gathered at
-the root's ``$defs``.
+requires (``args`` itself only when a field is); an option without arguments has no ``args``.
+A menu of one option is that branch alone. Definitions that ``$ref`` points to (pydantic
+models, dataclasses) are gathered at the root's ``$defs``.
 
 The schema keeps to what servers that turn a schema into a grammar agree on (llama.cpp and
 llama-cpp-python, vLLM, Ollama, LM Studio) and what OpenAI's ``json_schema`` response format
@@ -30,10 +30,13 @@ what the model can write: the reply is still parsed and validated by pydantic, s
 grammar cannot express is left out rather than risked (a server that cannot compile part of a
 schema may drop all of it without saying so):
 
-- ``pattern`` is left out: each server supports its own subset of regular expressions.
+- A ``pattern`` of the option's is left out: each server supports its own subset of regular
+  expressions. Free text fields get one of ours instead, :data:`NOT_A_PLACEHOLDER`: one line
+  that does not start with ``<``, so that the model cannot copy a placeholder of the menu.
 - ``format`` is kept for ``date`` and ``uuid`` only. JSON Schema's ``date-time`` and ``time``
   require a UTC offset, which would turn every naive time the model sends into an aware one;
   other formats (``path``, ``duration``...) mean nothing to a grammar.
+- An integer bounded on both sides by few values also lists them (:data:`SMALL_RANGE`).
 - Titles, descriptions, defaults and examples are left out: the text menu carries them.
 - A field of any type (``Any``) lists every JSON type: an empty schema is read as "an object"
   by llama.cpp's converter.
@@ -42,6 +45,7 @@ schema may drop all of it without saying so):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -50,10 +54,29 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 if TYPE_CHECKING:
     from pytest_opdecide._options import Option
 
-__all__ = ["ANY_TYPES", "json_schema_format", "menu_schema", "portable_schema"]
+__all__ = [
+    "ANY_TYPES",
+    "NOT_A_PLACEHOLDER",
+    "SMALL_RANGE",
+    "json_schema_format",
+    "menu_schema",
+    "portable_schema",
+]
 
 ANY_TYPES = ("string", "number", "boolean", "object", "array", "null")
 """The types of a value that may be anything."""
+
+NOT_A_PLACEHOLDER = '^([^<"\\\\\\n\\r\\t][^"\\\\\\n\\r\\t]*)?$'
+"""The pattern of a free text field: any one-line text that does not start with ``<``, the
+start of every menu placeholder (``"<str>"``, ``"<date YYYY-MM-DD>"``...), which a weak model
+copies from the ``Call:`` line (and copies again at its re-pick). Quotes, backslashes and line
+breaks are left out too: a grammar would have to escape them. A plain, anchored
+character-class pattern, which every grammar converter takes."""
+
+SMALL_RANGE = 100
+"""An integer field bounded on both sides by at most this many values also lists them as an
+``enum``: llama.cpp's Python converter (llama-cpp-python's) ignores ``minimum`` and
+``maximum``, and a weak model copies the placeholder ``0`` whatever the bounds."""
 
 _KEPT_FORMATS = {"date": "date", "uuid": "uuid"} | {f"uuid{n}": "uuid" for n in range(1, 6)}
 _NUMBERS = (
@@ -216,7 +239,26 @@ def portable_schema(schema: Any, depth: int = 0) -> Any:
         out["prefixItems"] = [portable_schema(item, depth + 1) for item in prefix]
     if not _SHAPING & set(out):
         out["type"] = list(ANY_TYPES)
+    elif out.get("type") == "string" and "enum" not in out and "format" not in out:
+        out["pattern"] = NOT_A_PLACEHOLDER
+    elif out.get("type") == "integer" and "enum" not in out:
+        values = _integer_range(out)
+        if values is not None:
+            out["enum"] = values
     return out
+
+
+def _integer_range(schema: Mapping[str, Any]) -> list[int] | None:
+    """Every integer a schema with both bounds allows, when there are few of them."""
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if low is None or high is None or "multipleOf" in schema:
+        return None
+    first = math.ceil(low) + (1 if "minimum" not in schema and low == math.ceil(low) else 0)
+    last = math.floor(high) - (1 if "maximum" not in schema and high == math.floor(high) else 0)
+    if last < first or last - first >= SMALL_RANGE:
+        return None
+    return list(range(first, last + 1))
 
 
 def _json_values(values: list[Any]) -> list[Any] | None:

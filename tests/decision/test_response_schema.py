@@ -9,6 +9,7 @@ import decimal
 import enum
 import json
 import pathlib
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, TypedDict
@@ -20,9 +21,11 @@ from pydantic import Field
 from fake_runtimes import ScriptedRuntime, pick
 from pytest_opdecide import FromContext, Runtime, agent, decision
 from pytest_opdecide._options import normalize_options
-from pytest_opdecide._response_schema import ANY_TYPES, portable_schema
+from pytest_opdecide._response_schema import ANY_TYPES, NOT_A_PLACEHOLDER, portable_schema
 
 ANY = {"type": list(ANY_TYPES)}
+TEXT = {"type": "string", "pattern": NOT_A_PLACEHOLDER}
+"""A free text field: one line that cannot start like a placeholder of the menu."""
 
 
 def greet(name: str) -> str:
@@ -73,7 +76,7 @@ def args_of(options: Any, name: str) -> Any:
 def test_the_canonical_menu() -> None:
     assert decision.response_schema(CANONICAL) == {
         "anyOf": [
-            branch("greet", closed({"name": {"type": "string"}}, ["name"])),
+            branch("greet", closed({"name": TEXT}, ["name"])),
             branch("done"),
             branch(
                 "emit_plan",
@@ -82,11 +85,11 @@ def test_the_canonical_menu() -> None:
                         "steps": {
                             "type": "array",
                             "items": closed(
-                                {"action": {"type": "string"}, "target": {"type": "string"}},
+                                {"action": TEXT, "target": TEXT},
                                 ["action", "target"],
                             ),
                         },
-                        "rationale": {"type": "string"},
+                        "rationale": TEXT,
                     },
                     ["steps", "rationale"],
                 ),
@@ -97,9 +100,7 @@ def test_the_canonical_menu() -> None:
 
 def test_a_menu_of_one_option_is_its_branch() -> None:
     assert decision.response_schema({"done": "DONE"}) == branch("done")
-    assert decision.response_schema([greet]) == branch(
-        "greet", closed({"name": {"type": "string"}}, ["name"])
-    )
+    assert decision.response_schema([greet]) == branch("greet", closed({"name": TEXT}, ["name"]))
 
 
 def lookup(order: str, limit: int = 5, *, verbose: bool = False) -> str:
@@ -130,7 +131,7 @@ def test_required_as_the_option_requires() -> None:
             "lookup",
             closed(
                 {
-                    "order": {"type": "string"},
+                    "order": TEXT,
                     "limit": {"type": "integer"},
                     "verbose": {"type": "boolean"},
                 },
@@ -141,7 +142,7 @@ def test_required_as_the_option_requires() -> None:
         branch("optional_only", closed({"limit": {"type": "integer"}}, []), required=False),
         # Context and runtime parameters are never the model's to fill.
         branch("hidden_only"),
-        branch("plan", closed({"goal": {"type": "string"}}, ["goal"])),
+        branch("plan", closed({"goal": TEXT}, ["goal"])),
         branch("stop"),
     ]
 
@@ -205,41 +206,47 @@ def test_field_types_in_the_portable_subset() -> None:
     properties = args["properties"]
     assert properties["day"] == {"type": "string", "format": "date"}
     # date-time and time formats require a UTC offset: left out, the menu shows the format.
-    assert properties["at"] == {"type": "string"}
-    assert properties["boarding"] == {"type": "string"}
-    assert properties["layover"] == {"type": "string"}
-    assert properties["fare"] == {"anyOf": [{"type": "number"}, {"type": "string"}]}
+    assert properties["at"] == TEXT
+    assert properties["boarding"] == TEXT
+    assert properties["layover"] == TEXT
+    assert properties["fare"] == {"anyOf": [{"type": "number"}, TEXT]}
     assert properties["ref"] == {"type": "string", "format": "uuid"}
     assert properties["v4"] == {"type": "string", "format": "uuid"}
-    assert properties["where"] == {"type": "string"}
+    assert properties["where"] == TEXT
     assert properties["seats"] == {
         "type": "array",
         "uniqueItems": True,
-        "items": {"type": "string"},
+        "items": TEXT,
     }
     assert properties["pair"] == {
         "type": "array",
         "minItems": 2,
         "maxItems": 2,
-        "prefixItems": [{"type": "integer"}, {"type": "string"}],
+        "prefixItems": [{"type": "integer"}, TEXT],
     }
-    assert properties["count"] == {"type": "integer", "minimum": 1, "maximum": 9}
-    # Patterns are left out (every server has its own regex subset); lengths are kept.
-    assert properties["code"] == {"type": "string", "minLength": 3, "maxLength": 3}
+    # A small range also lists its values: llama-cpp-python's grammar ignores the bounds.
+    assert properties["count"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 9,
+        "enum": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    }
+    # The option's pattern is left out (every server has its own regex subset), ours put in.
+    assert properties["code"] == {**TEXT, "minLength": 3, "maxLength": 3}
     assert properties["kind"] == {"type": "string", "enum": ["bug", "question"]}
     assert properties["fixed"] == {"type": "string", "enum": ["only"]}
     assert properties["cabin"] == {"type": "string", "enum": ["economy", "business"]}
     assert properties["passenger"] == closed(
-        {"name": {"type": "string"}, "age": {"type": "integer"}}, ["name", "age"]
+        {"name": TEXT, "age": {"type": "integer"}}, ["name", "age"]
     )
     assert properties["leg"] == closed(
-        {"origin": {"type": "string"}, "when": {"type": "string", "format": "date"}},
+        {"origin": TEXT, "when": {"type": "string", "format": "date"}},
         ["origin", "when"],
     )
     # A model that takes extra keys says so; others are closed.
     assert properties["loose"] == {
         "type": "object",
-        "properties": {"name": {"type": "string"}},
+        "properties": {"name": TEXT},
         "required": ["name"],
         "additionalProperties": True,
     }
@@ -248,7 +255,7 @@ def test_field_types_in_the_portable_subset() -> None:
     assert properties["maybe"] == {
         "anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]
     }
-    assert properties["either"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    assert properties["either"] == {"anyOf": [{"type": "integer"}, TEXT]}
     assert args["required"] == [name for name in properties if name not in ("maybe", "either")]
     assert args["additionalProperties"] is False
 
@@ -261,7 +268,7 @@ def test_recursive_models_are_defined_once_at_the_root() -> None:
     assert schema["$defs"] == {
         "Node": closed(
             {
-                "name": {"type": "string"},
+                "name": TEXT,
                 "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
             },
             ["name"],
@@ -339,6 +346,7 @@ PORTABLE = {
     "anyOf",
     "$ref",
     "$defs",
+    "pattern",  # only ours: NOT_A_PLACEHOLDER
 }
 
 
@@ -347,7 +355,21 @@ def test_only_portable_keywords() -> None:
     used = set(keywords(schema))
     assert used <= PORTABLE, used - PORTABLE
     # Neither oneOf (OpenAI refuses it) nor const (single-value enums instead).
-    assert not used & {"oneOf", "const", "title", "description", "default", "pattern"}
+    assert not used & {"oneOf", "const", "title", "description", "default"}
+    assert {found["pattern"] for found in every_object_with("pattern", schema)} == {
+        NOT_A_PLACEHOLDER
+    }
+
+
+def every_object_with(key: str, schema: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(schema, dict):
+        if isinstance(schema.get(key), str):
+            yield schema
+        for value in schema.values():
+            yield from every_object_with(key, value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from every_object_with(key, item)
 
 
 def every_object(schema: Any) -> Iterator[dict[str, Any]]:
@@ -376,20 +398,20 @@ def test_every_object_with_properties_says_whether_it_takes_more() -> None:
         ({"const": 3}, {"enum": [3]}),
         (
             {"oneOf": [{"type": "integer"}, {"type": "string"}]},
-            {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            {"anyOf": [{"type": "integer"}, TEXT]},
         ),
         ({"allOf": [{"$ref": "#/$defs/X"}], "description": "d"}, {"$ref": "#/$defs/X"}),
         (
             {"type": "array", "items": [{"type": "integer"}]},
             {"type": "array", "prefixItems": [{"type": "integer"}]},
         ),
-        ({"type": "string", "format": "email"}, {"type": "string"}),
+        ({"type": "string", "format": "email"}, TEXT),
         ({"type": "string", "format": "uuid4"}, {"type": "string", "format": "uuid"}),
         (
             {"type": "object", "properties": {"title": {"type": "string", "title": "Title"}}},
             {
                 "type": "object",
-                "properties": {"title": {"type": "string"}},
+                "properties": {"title": TEXT},
                 "additionalProperties": False,
             },
         ),
@@ -398,13 +420,46 @@ def test_every_object_with_properties_says_whether_it_takes_more() -> None:
             {"type": "object", "additionalProperties": {"type": "integer"}},
         ),
         ({"enum": [datetime.date(2024, 5, 1)]}, {"enum": ["2024-05-01"]}),
-        ({"enum": [object()], "type": "string"}, {"type": "string"}),
+        ({"enum": [object()], "type": "string"}, TEXT),
         ({"not": {"type": "null"}}, ANY),
         ({"type": "integer", "minimum": True}, {"type": "integer"}),
+        ({"type": "string", "pattern": "^(?!x).*$"}, TEXT),
+        (
+            {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 4},
+            {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 4, "enum": [1, 2, 3]},
+        ),
+        (
+            {"type": "integer", "minimum": 0, "maximum": 100},
+            {"type": "integer", "minimum": 0, "maximum": 100},
+        ),
+        ({"type": "integer", "minimum": 1}, {"type": "integer", "minimum": 1}),
+        (
+            {"type": "integer", "minimum": 0, "maximum": 10, "multipleOf": 5},
+            {"type": "integer", "minimum": 0, "maximum": 10, "multipleOf": 5},
+        ),
     ],
 )
 def test_portable_schema(given: Any, portable: Any) -> None:
     assert portable_schema(given) == portable
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ("", True),
+        ("A-1002", True),
+        ("Maria López", True),
+        ("a <b> c", True),
+        ("<str>", False),
+        ("<date YYYY-MM-DD>", False),
+        ("<str", False),
+        ('say "hi"', False),
+        ("back\\slash", False),
+        ("two\nlines", False),
+    ],
+)
+def test_free_text_may_not_start_like_a_placeholder(text: str, allowed: bool) -> None:
+    assert bool(re.fullmatch(NOT_A_PLACEHOLDER, text)) is allowed
 
 
 def test_the_schema_is_built_once_per_menu_and_kept_with_it() -> None:

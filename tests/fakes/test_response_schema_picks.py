@@ -77,5 +77,8 @@ def test_generated_valid_replies_match_the_schema(data: st.DataObject) -> None:
     options = data.draw(strategies.option_sets())
     reply = data.draw(strategies.valid_replies(options))
     check = validator(options)
-    errors = [error.message for error in check.iter_errors(canonical(reply.text))]
-    assert errors == [], reply
+    for error in check.iter_errors(canonical(reply.text)):
+        # The one narrowing on purpose: free text that starts like a placeholder, or holds
+        # what a grammar would have to escape.
+        assert error.validator == "pattern", (reply, error.message)
+        assert error.instance.startswith("<") or any(c in error.instance for c in '"\\\n\r\t')
