@@ -14,7 +14,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -505,3 +505,41 @@ def test_an_old_cassette_replays_with_the_text_menu_alone(
     old_project: pytest.Pytester, how: list[str]
 ) -> None:
     old_project.runpytest(*how).assert_outcomes(passed=1)
+
+
+# --- a real server, recorded -------------------------------------------------------------------
+
+
+def refund(amount: float, reason: Literal["late", "lost", "damaged"]) -> str:
+    """Refund the customer for an order.
+
+    Args:
+        amount: Amount to refund, in EUR.
+    """
+    return f"refunded {amount:.2f} ({reason})"
+
+
+REAL_OPTIONS = {
+    "refund": refund,
+    "close": ("CLOSED", "Nothing is left to do."),
+    "escalate": ("ESCALATED", "Ask a human to look."),
+}
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_the_local_model_is_held_to_the_menu(runtime: Any) -> None:
+    """Recorded from llama-cpp-python (``scripts/local-model``): it refuses ``json_schema`` with
+    a 500, takes the schema in its ``json_object`` form, and its grammar yields valid picks."""
+    first = decision.make(
+        "Order A-1002 arrived broken; the customer paid 30 EUR. Pick the next step.",
+        REAL_OPTIONS,
+    )
+    second = decision.make(
+        "The customer says thanks, all is well. Pick the next step.", REAL_OPTIONS
+    )
+    assert runtime.decision_format == "json_object"
+    for outcome in (first, second):
+        assert outcome in ("CLOSED", "ESCALATED") or outcome.startswith("refunded ")
+    calls = runtime.calls
+    assert [call.kind for call in calls] == ["turn", "turn"]  # no re-pick was needed
+    assert all(call.response_schema == decision.response_schema(REAL_OPTIONS) for call in calls)
