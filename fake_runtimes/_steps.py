@@ -161,6 +161,12 @@ class FakeCall:
             request,
         )
 
+    @property
+    def response_schema(self) -> dict[str, Any] | None:
+        """The menu as a JSON schema, when the call offers options (see
+        ``ModelRequest.response_schema``)."""
+        return self.request.response_schema
+
     def describe(self) -> str:
         """``call #2 (repick)``."""
         return f"call #{self.index} ({self.kind})"

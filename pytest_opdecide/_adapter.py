@@ -20,10 +20,11 @@ import inspect
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pytest_opdecide._binding import bind_runtime
 from pytest_opdecide._messages import ModelReply, ModelRequest
+from pytest_opdecide._response_schema import json_schema_format
 from pytest_opdecide._runtime import Runtime
 from pytest_opdecide._trace import CallTrace
 
@@ -77,13 +78,16 @@ def _accepted(fn: Callable[..., Any]) -> tuple[bool, frozenset[str]]:
     except (TypeError, ValueError):  # no signature to read: send the content alone
         return True, frozenset()
     kinds = inspect.Parameter
-    if any(p.kind is kinds.VAR_KEYWORD for p in parameters.values()):
-        return True, frozenset({"timeout_s", "model", "tools"})
     named = {
         name
         for name, p in parameters.items()
         if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
     }
+    # A response format goes only to an exec that names the parameter: one that takes
+    # **kwargs may hand them to code that does not expect it.
+    responds = named & {"response_format"}
+    if any(p.kind is kinds.VAR_KEYWORD for p in parameters.values()):
+        return True, frozenset({"timeout_s", "model", "tools", *responds})
     if "content" not in named and not any(
         p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD, kinds.VAR_POSITIONAL)
         for p in parameters.values()
@@ -92,7 +96,7 @@ def _accepted(fn: Callable[..., Any]) -> tuple[bool, frozenset[str]]:
             f"{_qualname(fn)} takes no content: a runtime's exec must accept the content blocks, "
             "as exec(content=[...], **kwargs)"
         )
-    return "content" in named, frozenset(named & {"timeout_s", "model", "tools"})
+    return "content" in named, frozenset(named & {"timeout_s", "model", "tools", "response_format"})
 
 
 def _qualname(fn: Any) -> str:
@@ -167,7 +171,11 @@ class ExecRuntime(Runtime):
     Each model call is one ``inner.exec(content=[{"type": "text", "text": ...}], ...)``, with
     only the keyword arguments its signature accepts (read once): ``timeout_s`` when the call
     has one, ``model`` when one is asked for, ``tools`` (the functions) when the call offers
-    native tools. ``exec`` returns the reply text. Everything else is the base class's, as for
+    native tools, and ``response_format`` when ``exec`` names that parameter: the caller's
+    (``exec(response_format=...)``), else, on a decision call that offers no tools, the menu's
+    JSON schema as an OpenAI-style ``{"type": "json_schema", "json_schema": {"name":
+    "decision", "schema": ...}}`` (structured decisions; ``structured_decisions="never"``
+    turns that off). ``exec`` returns the reply text. Everything else is the base class's, as for
     every runtime: the decision menu and finish instruction of ``exec(choices=...)``, re-picks,
     and the call trace, so ``calls``, ``last_call``, snapshots and recordings work unchanged.
 
@@ -180,10 +188,16 @@ class ExecRuntime(Runtime):
 
     Args:
         inner: The object that makes the model calls.
+        structured_decisions: ``"auto"`` (the default): an ``exec`` that names a
+            ``response_format`` parameter gets the menu's schema on decision calls.
+            ``"never"``: it gets only the caller's. There is no fallback as in
+            ``OpenAICompatibleRuntime``: the object's errors are its own, so use ``"never"``
+            when its backend refuses the schema.
 
     Raises:
         TypeError: ``inner`` has no ``exec`` (nor an async twin), or its ``exec`` takes no
             content.
+        ValueError: ``structured_decisions`` is neither ``"auto"`` nor ``"never"``.
 
     Example:
         >>> from pytest_opdecide import ExecRuntime, decision
@@ -200,13 +214,24 @@ class ExecRuntime(Runtime):
     inner: Any
     """The object whose ``exec`` makes the model calls."""
 
-    def __init__(self, inner: Any) -> None:
+    structured_decisions: Literal["auto", "never"]
+    """Whether an ``exec`` that takes ``response_format`` gets the menu's schema."""
+
+    def __init__(
+        self, inner: Any, *, structured_decisions: Literal["auto", "never"] = "auto"
+    ) -> None:
+        if structured_decisions not in ("auto", "never"):
+            raise ValueError(
+                "structured_decisions of an ExecRuntime must be 'auto' or 'never', got "
+                f"{structured_decisions!r}"
+            )
         if isinstance(inner, ExecRuntime):
             inner = inner.inner
         state = _state_of(inner, "ExecRuntime() got")
         super().__init__()
         self.inner = inner
         self.trace = state.trace
+        self.structured_decisions = structured_decisions
         self._opdecide_shape = state.shape
 
     def __repr__(self) -> str:
@@ -231,6 +256,13 @@ class ExecRuntime(Runtime):
                     "this call, or use a runtime whose exec takes tools=[...]"
                 )
             kwargs["tools"] = [spec.function for spec in request.tools]
+        if "response_format" in shape.accepts:
+            if request.response_format is not None:
+                kwargs["response_format"] = request.response_format
+            elif self.structured_decisions == "auto" and not request.tools:
+                schema = request.response_schema
+                if schema is not None:
+                    kwargs["response_format"] = json_schema_format(schema)
         if shape.content_keyword:
             kwargs["content"] = content
             return (), kwargs

@@ -208,6 +208,21 @@ def _volatile_hint(recorded: Any, sent: Any, volatile: tuple[str, ...]) -> str:
     )
 
 
+def _schema_hint(recorded: Any, sent: Any) -> str:
+    """Why a body now carries a ``response_format`` its recording lacks: structured decisions."""
+    if not (isinstance(recorded, dict) and isinstance(sent, dict)):
+        return ""
+    if "response_format" in recorded or not isinstance(sent.get("response_format"), dict):
+        return ""
+    return (
+        "The request now carries a response_format that the recording lacks: the runtime sends "
+        "the menu's JSON schema with decision calls (structured decisions). To replay the "
+        "recording as it is, send the text menu alone: --opdecide-structured-decisions=never "
+        "(opdecide_structured_decisions = never in the ini file, or "
+        "OpenAICompatibleRuntime(structured_decisions='never')).\n"
+    )
+
+
 def _route(request: SentRequest, redaction: Redaction) -> str:
     """Method, path and (scrubbed) query: what matching compares besides the body."""
     path, query = stored_route(request.uri, redaction.secrets)
@@ -289,7 +304,10 @@ def mismatch_message(
         + ("\n".join(lines) + "\n" if lines else "")
         + body
         + "\n"
-        + _volatile_hint(bodies[nearest], wanted, volatile)
+        + (
+            _schema_hint(bodies[nearest], wanted)
+            or _volatile_hint(bodies[nearest], wanted, volatile)
+        )
         + "If the code changed on purpose, "
         + rerecord_hint(path, nodeid)
     )

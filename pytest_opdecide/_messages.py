@@ -116,6 +116,9 @@ class ModelRequest:
         options: The option names offered (empty when no menu).
         choices: The normalised options behind ``menu`` (field types included), for runtimes
             that need more than the text, such as seeded fakes; ``None`` when no menu.
+
+    The menu as a JSON schema, for a runtime that can hold the model's reply to it, is
+    :attr:`response_schema`.
     """
 
     kind: CallKind
@@ -142,6 +145,21 @@ class ModelRequest:
             if message.role == "user":
                 return message.text
         return ""
+
+    @property
+    def response_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of a valid pick when the call offers options, else ``None``.
+
+        One branch per option, under ``anyOf``: ``call`` fixed to the option's name and
+        ``args`` the option's argument schema (see "Structured decisions" in
+        docs/decisions.md). Every decision call carries it: the pick of ``decision.make``, its
+        re-picks, and each round of an ``exec(choices=...)`` turn. A runtime may send it to a
+        server that holds the reply to it (``OpenAICompatibleRuntime`` does); the reply is
+        parsed and validated all the same. Built once per menu; each access returns a new copy,
+        free to change.
+        """
+        response_schema = getattr(self.choices, "response_schema", None)
+        return None if response_schema is None else response_schema()
 
     @property
     def blocks(self) -> tuple[ContentBlock, ...]:

@@ -14,16 +14,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import json
 import operator
 import re
 import typing
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic.fields import FieldInfo as _FieldInfo
 
+from pytest_opdecide._response_schema import menu_schema
 from pytest_opdecide._schema import (
     META_KEYS,
     ArgsValidator,
@@ -94,6 +96,20 @@ class Menu:
     text: str
     async_options: tuple[str, ...] = ()
     needs_context: bool = False
+    schema_json: list[str] = field(default_factory=list, repr=False)
+    """The JSON text of :meth:`response_schema`, once it was asked for (kept by the copies of
+    this menu that differ only in their options' values)."""
+
+    def response_schema(self) -> dict[str, Any]:
+        """The menu as a JSON schema (see :mod:`._response_schema`): a new copy on every call.
+
+        Built the first time it is asked for, then kept with the menu: a decision whose runtime
+        never reads it pays nothing.
+        """
+        built = self.schema_json
+        if not built:
+            built.append(json.dumps(menu_schema(self.options), ensure_ascii=False))
+        return json.loads(built[0])  # type: ignore[no-any-return]
 
 
 # --- functions ---------------------------------------------------------------------------------

@@ -31,7 +31,9 @@ def _runtime_from_hook(request: pytest.FixtureRequest, settings: Settings) -> Ru
             return as_runtime(supplied, where="pytest_opdecide_runtime returned")
         except TypeError as exc:
             pytest.fail(str(exc), pytrace=False)
-    return default_runtime(settings.base_url or "", settings.model)
+    return default_runtime(
+        settings.base_url or "", settings.model, structured_decisions=settings.structured_decisions
+    )
 
 
 @functools.cache
@@ -39,7 +41,9 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def default_runtime(base_url: str, model: str | None) -> Runtime:
+def default_runtime(
+    base_url: str, model: str | None, *, structured_decisions: Any = "auto"
+) -> Runtime:
     """The runtime a cassette or live test gets when no hook supplies one.
 
     An ``OpenAICompatibleRuntime`` whose transports share one SSL context: httpx builds a new
@@ -52,6 +56,7 @@ def default_runtime(base_url: str, model: str | None) -> Runtime:
         model=model,
         transport=httpx.HTTPTransport(verify=context),
         async_transport=httpx.AsyncHTTPTransport(verify=context),
+        structured_decisions=structured_decisions,
     )
 
 

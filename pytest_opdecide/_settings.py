@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "RECORD_MODES",
     "SETTINGS",
+    "STRUCTURED_DECISIONS",
     "Setting",
     "Settings",
     "parse_bool",
@@ -91,6 +92,16 @@ def _names(value: Any) -> tuple[str, ...]:
 
 def _hosts(value: Any) -> tuple[str, ...]:
     return tuple(parse_allowed_host(entry) for entry in _names(value))
+
+
+STRUCTURED_DECISIONS = ("auto", "always", "never")
+
+
+def _structured(value: Any) -> str:
+    text = str(value).strip().lower()
+    if text not in STRUCTURED_DECISIONS:
+        raise ValueError(f"expected one of {', '.join(STRUCTURED_DECISIONS)}, got {value!r}")
+    return text
 
 
 def _text(value: Any) -> str:
@@ -193,6 +204,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("model", _text, "smollm2-135m-instruct", "model name for the real runtime/provider"),
     Setting(
+        "structured_decisions",
+        _structured,
+        "auto",
+        "the real runtime asks the server to hold decision replies to the menu's JSON schema: "
+        "auto (fall back to the text menu when refused), always, never",
+    ),
+    Setting(
         "allow_unused",
         parse_bool,
         False,
@@ -268,6 +286,7 @@ class Settings:
     cassette_dir: str
     base_url: str | None
     model: str
+    structured_decisions: str
     allow_unused: bool
     volatile: tuple[str, ...]
     scrub_fields: tuple[str, ...]

@@ -6,6 +6,7 @@ import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_opdecide._messages import CallKind, ContentBlock, ModelReply, ModelRequest, Usage
 
@@ -59,6 +60,12 @@ class CallRecord:
     def tools(self) -> list[str]:
         """Native tool names offered."""
         return self.request.tool_names
+
+    @property
+    def response_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of a valid pick when the call offered options (see
+        :attr:`ModelRequest.response_schema`), whether or not the runtime sent it."""
+        return self.request.response_schema
 
     @property
     def reply_text(self) -> str | None:

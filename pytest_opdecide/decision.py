@@ -51,6 +51,7 @@ __all__ = [
     "render_options",
     "resolve_decision",
     "resolve_decision_async",
+    "response_schema",
 ]
 
 
@@ -94,6 +95,26 @@ def render_options(options: Any) -> str:
         ValueError: The options are empty or a name repeats.
     """
     return normalize_options(options).text
+
+
+def response_schema(options: Any) -> dict[str, Any]:
+    """The menu as a JSON schema: what a valid pick from ``options`` looks like.
+
+    One branch per option under ``anyOf`` (a menu of one option is that branch alone): ``call``
+    fixed to the option's name, ``args`` the option's argument schema, required as the option
+    requires; an option without arguments has no ``args``. Every decision call carries it as
+    ``ModelRequest.response_schema``; ``OpenAICompatibleRuntime`` sends it as a
+    ``json_schema`` response format (see "Structured decisions" in docs/decisions.md).
+
+    Raises:
+        TypeError: The options are malformed.
+        ValueError: The options are empty or a name repeats.
+
+    Example:
+        >>> decision.response_schema({"done": "DONE"})["properties"]["call"]
+        {'type': 'string', 'enum': ['done']}
+    """
+    return normalize_options(options).response_schema()
 
 
 def _prepare(options: Any, context: Mapping[str, Any] | None, max_retries: int) -> Menu:

@@ -21,8 +21,8 @@ def pytest_opdecide_runtime(request: pytest.FixtureRequest, settings: Settings) 
 
     Called by the ``runtime`` fixture when a test runs against a cassette or the live model
     (never for scripted tests). The first non-``None`` result wins; without any, the plugin
-    builds an ``OpenAICompatibleRuntime`` from the ``base_url`` and ``model`` settings (and
-    closes its connections after the test).
+    builds an ``OpenAICompatibleRuntime`` from the ``base_url``, ``model`` and
+    ``structured_decisions`` settings (and closes its connections after the test).
 
     Args:
         request: The requesting test's fixture request.

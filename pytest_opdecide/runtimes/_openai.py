@@ -8,7 +8,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import httpx
 
@@ -16,8 +16,9 @@ from pytest_opdecide._credentials import register_client
 from pytest_opdecide._http_replay import replay_async_client, replay_client
 from pytest_opdecide._messages import ModelReply, ModelRequest
 from pytest_opdecide._network import model_call
+from pytest_opdecide._response_schema import json_schema_format
 from pytest_opdecide._runtime import Runtime
-from pytest_opdecide.runtimes._errors import RuntimeCallError
+from pytest_opdecide.runtimes._errors import ResponseStatusError, RuntimeCallError
 from pytest_opdecide.runtimes._http import (
     SECRET_HEADERS,
     Where,
@@ -34,9 +35,20 @@ from pytest_opdecide.runtimes._protocol import (
     tool_definitions,
 )
 
-__all__ = ["OpenAICompatibleRuntime"]
+__all__ = ["DecisionFormat", "OpenAICompatibleRuntime", "StructuredDecisions"]
 
 _CHAT_PATH = "chat/completions"
+
+StructuredDecisions = Literal["auto", "always", "never"]
+"""Whether decision calls ask the server to hold the reply to the menu's JSON schema."""
+
+DecisionFormat = Literal["json_schema", "json_object", "text"]
+"""How the menu's schema goes out: OpenAI's ``json_schema`` response format,
+llama-cpp-python's ``json_object`` with a ``schema``, or not at all (the text menu only)."""
+
+_STRUCTURED = ("auto", "always", "never")
+_REFUSAL_WORDS = ("response_format", "response format", "json_schema", "json schema")
+"""A refusal that names one of these is about the response format the runtime sent."""
 
 
 class _Secret:
@@ -98,6 +110,16 @@ class OpenAICompatibleRuntime(Runtime):
         extra_body: More top-level body fields for every call (``max_tokens``, ``seed``,
             ``tool_choice``...). They override the runtime's own; a ``None`` value removes
             a field the runtime would send (``{"temperature": None}``).
+        structured_decisions: Whether a decision call (the pick of ``decision.make``, a
+            re-pick, an ``exec(choices=...)`` turn that offers no tools) asks the server to
+            hold the reply to the menu's JSON schema (:attr:`ModelRequest.response_schema`),
+            as a ``json_schema`` response format. ``"auto"`` (the default): do so, and when the
+            server refuses it, send the same call again with the text menu alone and remember
+            that for this runtime. ``"always"``: a refusal raises. ``"never"``: the text menu
+            alone. The text menu is sent either way and the reply is parsed and validated
+            either way: the schema only narrows what the model can write. A server that takes
+            the schema only as ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's)
+            is sent it so, once its refusal says so. See :attr:`decision_format`.
         tools: The ``"default"`` toolset (see :class:`~pytest_opdecide.Runtime`).
         toolsets: More named toolsets.
 
@@ -131,6 +153,7 @@ class OpenAICompatibleRuntime(Runtime):
         default_headers: Mapping[str, str] | None = None,
         stream: bool = False,
         extra_body: Mapping[str, Any] | None = None,
+        structured_decisions: StructuredDecisions = "auto",
         tools: Iterable[Callable[..., Any]] = (),
         toolsets: Mapping[str, Iterable[Callable[..., Any]]] | None = None,
     ) -> None:
@@ -176,6 +199,11 @@ class OpenAICompatibleRuntime(Runtime):
             raise TypeError(
                 f"default_headers must be a mapping, got {type(default_headers).__name__}"
             )
+        if structured_decisions not in _STRUCTURED:
+            raise ValueError(
+                "structured_decisions must be 'auto', 'always' or 'never', got "
+                f"{structured_decisions!r}"
+            )
 
         self.base_url = str(url)
         """The API root, without a trailing slash."""
@@ -187,6 +215,16 @@ class OpenAICompatibleRuntime(Runtime):
         """Whether replies are streamed (server-sent events)."""
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         """Top-level body fields added to (and overriding) every call's."""
+        self.structured_decisions: StructuredDecisions = structured_decisions
+        """``"auto"``, ``"always"`` or ``"never"`` (see the class docstring)."""
+        self.decision_format: DecisionFormat = (
+            "text" if structured_decisions == "never" else "json_schema"
+        )
+        """How the next decision call sends the menu's schema: ``"json_schema"`` (OpenAI's
+        response format, the first try), ``"json_object"`` (``{"type": "json_object",
+        "schema": ...}``, after a refusal that names it, as llama-cpp-python's does), or
+        ``"text"`` (not at all: ``structured_decisions="never"``, or ``"auto"`` after the
+        server refused the schema)."""
         self._url = url.copy_with(path=f"{url.path.rstrip('/')}/{_CHAT_PATH}")
         self._api_key = _Secret(api_key) if api_key else None
         headers = httpx.Headers(dict(default_headers or {}))
@@ -235,9 +273,30 @@ class OpenAICompatibleRuntime(Runtime):
         Returns:
             ``model`` (the request's, else the runtime's, omitted when neither), ``messages``,
             ``tools`` and ``tool_choice: "auto"`` only when the request offers tools,
-            ``temperature``, ``response_format`` when it is a mapping, ``stream`` (with
-            ``stream_options.include_usage``) when streaming, then ``extra_body``.
+            ``temperature``, ``response_format`` (the request's when it is a mapping, else the
+            menu's schema on a decision call, as :attr:`decision_format` says), ``stream``
+            (with ``stream_options.include_usage``) when streaming, then ``extra_body``.
         """
+        return self._body(request, self._decision_format(request), stream)
+
+    def _decision_format(self, request: ModelRequest) -> DecisionFormat | None:
+        """How this call sends the menu's schema; ``None`` when it is no structured decision
+        call (no menu, native tools offered, a response format of the caller's, or one set
+        or removed by ``extra_body``)."""
+        form = self.decision_format
+        if (
+            form == "text"
+            or request.choices is None
+            or request.tools
+            or request.response_format is not None
+            or "response_format" in self.extra_body
+        ):
+            return None
+        return form
+
+    def _body(
+        self, request: ModelRequest, form: DecisionFormat | None, stream: bool | None = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {}
         model = request.model or self.model
         if model:
@@ -252,6 +311,13 @@ class OpenAICompatibleRuntime(Runtime):
             body["temperature"] = self.temperature
         if isinstance(request.response_format, Mapping):
             body["response_format"] = plain_json(request.response_format)
+        elif form is not None and form != "text":
+            schema = request.response_schema
+            if schema is not None:
+                if form == "json_schema":
+                    body["response_format"] = json_schema_format(schema)
+                else:  # llama-cpp-python's form
+                    body["response_format"] = {"type": "json_object", "schema": schema}
         if self.stream if stream is None else stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -371,7 +437,13 @@ class OpenAICompatibleRuntime(Runtime):
                 "as transport="
             )
         with model_call():  # the real-call guard tells this project's model calls apart
-            outcome = self._exchange(request)
+            form = self._decision_format(request)
+            outcome = self._exchange(request, form)
+            while form is not None and isinstance(outcome, ResponseStatusError):
+                form = self._after_refusal(outcome, form)
+                if form is None:
+                    break
+                outcome = self._exchange(request, form)
         if isinstance(outcome, RuntimeCallError):
             # Raised here, where no local holds what the server sent (which may echo the key):
             # even a traceback that shows locals (pytest --showlocals) stays clean.
@@ -388,14 +460,49 @@ class OpenAICompatibleRuntime(Runtime):
             # A sync-only transport still sees every request: run the sync call in a thread.
             return await asyncio.to_thread(self.call_model, request)
         with model_call():
-            outcome = await self._exchange_async(request)
+            form = self._decision_format(request)
+            outcome = await self._exchange_async(request, form)
+            while form is not None and isinstance(outcome, ResponseStatusError):
+                form = self._after_refusal(outcome, form)
+                if form is None:
+                    break
+                outcome = await self._exchange_async(request, form)
         if isinstance(outcome, RuntimeCallError):
             raise outcome  # See call_model.
         return outcome
 
-    def _exchange(self, request: ModelRequest) -> ModelReply | RuntimeCallError:
+    def _after_refusal(
+        self, error: ResponseStatusError, form: DecisionFormat
+    ) -> DecisionFormat | None:
+        """The format to send the refused call again with (remembered for later calls), or
+        ``None`` when the error is not a refusal of the schema or may not be worked around.
+
+        A refusal is a 400, 422 or 5xx whose message names the response format (servers that
+        validate the body, as llama-cpp-python's does, answer 500). A refusal of
+        ``json_schema`` that names ``json_object`` as what the server takes is sent again in
+        that form; any other refusal, with ``"auto"``, as the text menu alone.
+        """
+        if form == "text":
+            return None
+        said = f"{error.server_message} {error.body}".lower()
+        status = error.status_code or 0
+        if not (status in (400, 422) or status >= 500) or not any(
+            word in said for word in _REFUSAL_WORDS
+        ):
+            return None
+        if form == "json_schema" and "json_object" in said:
+            self.decision_format = "json_object"
+        elif self.structured_decisions == "auto":
+            self.decision_format = "text"
+        else:
+            return None
+        return self.decision_format
+
+    def _exchange(
+        self, request: ModelRequest, form: DecisionFormat | None
+    ) -> ModelReply | RuntimeCallError:
         """One request and its reply, or the error to raise (returned, not raised)."""
-        body = self.request_body(request)
+        body = self._body(request, form)
         timeout, limit = self._timeout(request)
         client = self._sync_client()
         status: int | None = None
@@ -420,9 +527,11 @@ class OpenAICompatibleRuntime(Runtime):
         except ProtocolProblem as problem:
             return error_for_problem(problem, self._where, status)
 
-    async def _exchange_async(self, request: ModelRequest) -> ModelReply | RuntimeCallError:
+    async def _exchange_async(
+        self, request: ModelRequest, form: DecisionFormat | None
+    ) -> ModelReply | RuntimeCallError:
         """The asyncio twin of :meth:`_exchange`."""
-        body = self.request_body(request)
+        body = self._body(request, form)
         timeout, limit = self._timeout(request)
         client = self._get_async_client()
         status: int | None = None

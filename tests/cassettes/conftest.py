@@ -56,5 +56,9 @@ def pytest_opdecide_runtime(request: pytest.FixtureRequest, settings: Any) -> An
     from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
     return OpenAICompatibleRuntime(
-        settings.base_url, model=settings.model, timeout_s=300, extra_body={"max_tokens": 64}
+        settings.base_url,
+        model=settings.model,
+        timeout_s=300,
+        extra_body={"max_tokens": 64},
+        structured_decisions=settings.structured_decisions,
     )

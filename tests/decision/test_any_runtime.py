@@ -304,9 +304,12 @@ class TestOpenProgramShape:
         assert agent("Go.", choices=OPTIONS, runtime=OpenProgramShaped('{"call": "more"}')) == (
             "MORE"
         )
-        (first, model, response_format), (second, _, _) = runtime.private_calls
+        (first, model, response_format), (second, _, repick_format) = runtime.private_calls
         assert first == [{"type": "text", "text": f"Finished?\n\n{MENU}"}]
-        assert (model, response_format) == ("default", None)
+        # Its exec names response_format: a decision call gets the menu's schema there.
+        schema = decision.response_schema(OPTIONS)
+        structured = {"type": "json_schema", "json_schema": {"name": "decision", "schema": schema}}
+        assert (model, response_format, repick_format) == ("default", structured, structured)
         assert text_of(second).startswith("Previous reply:\nno pick\n")
         assert [c.kind for c in as_runtime(runtime).calls] == ["turn", "repick"]
 
@@ -462,3 +465,91 @@ def test_the_runtime_hook_may_return_an_object_with_exec(
         """
     )
     pytester.runpytest("--opdecide-live").assert_outcomes(passed=1)
+
+
+class TakesAFormat:
+    """An exec that names ``response_format``; it records what it got."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.formats: list[Any] = []
+
+    def exec(
+        self,
+        content: list[dict[str, Any]],
+        response_format: dict[str, Any] | None = None,
+        tools: list[Any] | None = None,
+    ) -> str:
+        self.formats.append(response_format)
+        return self.replies.pop(0)
+
+
+class TakesKeywords:
+    """An exec that takes ``**kwargs``: it may hand them on to code that knows no format."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.keywords: list[dict[str, Any]] = []
+
+    def exec(self, content: list[dict[str, Any]], **kwargs: Any) -> str:
+        self.keywords.append(kwargs)
+        return self.replies.pop(0)
+
+
+STRUCTURED = {
+    "type": "json_schema",
+    "json_schema": {"name": "decision", "schema": decision.response_schema(OPTIONS)},
+}
+
+
+class TestStructuredDecisions:
+    def test_an_exec_that_names_response_format_gets_the_schema_on_decisions(self) -> None:
+        model = TakesAFormat("no pick", '{"call": "done"}', "plain text")
+        assert decision.make("Finished?", OPTIONS, runtime=model) == "DONE"
+        assert as_runtime(model).exec("Say something.") == "plain text"
+        assert model.formats == [STRUCTURED, STRUCTURED, None]
+
+    def test_the_callers_response_format_comes_first(self) -> None:
+        model = TakesAFormat('{"call": "more"}', "{}")
+        runtime = as_runtime(model)
+        own = {"type": "json_object"}
+        assert runtime.exec("Pick.", choices=OPTIONS, response_format=own) == "MORE"
+        assert runtime.exec("JSON please.", response_format=own) == "{}"
+        assert model.formats == [own, own]
+
+    def test_not_on_a_turn_that_offers_tools(self) -> None:
+        def look(order: str) -> str:
+            """Look an order up."""
+            return order
+
+        model = TakesAFormat('{"call": "done"}')
+        assert agent("Work, then pick.", choices=OPTIONS, tools=[look], runtime=model) == "DONE"
+        assert model.formats == [None]
+        assert as_runtime(model).last_call.response_schema == decision.response_schema(OPTIONS)
+
+    def test_never_when_the_adapter_says_so(self) -> None:
+        model = TakesAFormat('{"call": "done"}')
+        runtime = ExecRuntime(model, structured_decisions="never")
+        assert decision.make("Finished?", OPTIONS, runtime=runtime) == "DONE"
+        assert model.formats == [None]
+        assert runtime.structured_decisions == "never"
+
+    def test_an_exec_taking_only_keywords_gets_none(self) -> None:
+        model = TakesKeywords('{"call": "done"}')
+        assert decision.make("Finished?", OPTIONS, runtime=model) == "DONE"
+        assert model.keywords == [{}]
+
+    def test_the_reference_shape_gets_none(self) -> None:
+        model = OnlyExec('{"call": "done"}')
+        assert decision.make("Finished?", OPTIONS, runtime=model) == "DONE"
+        assert model.received == [
+            {"content": [{"type": "text", "text": f"Finished?\n\n{MENU}"}], "timeout_s": None}
+        ]
+
+    @pytest.mark.parametrize("value", ["always", "sometimes", None])
+    def test_a_bad_setting_is_refused(self, value: Any) -> None:
+        with pytest.raises(ValueError, match="structured_decisions") as caught:
+            ExecRuntime(TakesAFormat(), structured_decisions=value)
+        assert str(caught.value) == (
+            f"structured_decisions of an ExecRuntime must be 'auto' or 'never', got {value!r}"
+        )

@@ -28,6 +28,7 @@ def test_decision_module_names() -> None:
         "parse_args_async",
         "resolve_decision",
         "resolve_decision_async",
+        "response_schema",
         "DecisionError",
         "DECISION_FINISH_INSTRUCTION",
     ]:

@@ -170,6 +170,7 @@ def test_opdecide_settings_holds_the_defaults(project: pytest.Pytester) -> None:
                 cassette_dir="cassettes",
                 base_url=DEFAULT_BASE_URL,
                 model="smollm2-135m-instruct",
+                structured_decisions="auto",
                 allow_unused=False,
                 volatile=(),
                 scrub_fields=(),
@@ -267,7 +268,7 @@ def test_opdecide_config_can_differ_per_directory(project: pytest.Pytester) -> N
             "{'sead': 1}",
             "opdecide_config fixture returned unknown settings ['sead']; known: ['allow_unused', "
             "'base_url', 'cassette_dir', 'guard', 'live', 'model', 'record', 'scrub_fields', "
-            "'seed', 'snapshot_dir', 'strict', 'volatile']",
+            "'seed', 'snapshot_dir', 'strict', 'structured_decisions', 'volatile']",
         ),
         (
             "{'update_snapshots': True}",

@@ -119,6 +119,19 @@ BOOLEANS: dict[str, dict[str, tuple[Any, Any]]] = {
     },
     "update_snapshots": {"command line": ("--opdecide-update-snapshots", None)},
 }
+PAIRED: dict[str, dict[str, tuple[tuple[Any, Any], tuple[Any, Any]]]] = {
+    # Fewer values than sources: name -> source -> ((raw, value) given by the higher source
+    # of a pair, (raw, value) given by the lower one); neither is the default.
+    "structured_decisions": {
+        "command line": (
+            ("--opdecide-structured-decisions=never", "never"),
+            ("--opdecide-structured-decisions=always", "always"),
+        ),
+        "marker": (("never", "never"), ("always", "always")),
+        "fixture": (("NEVER", "never"), ("Always", "always")),
+        "ini": (("never", "never"), ("always", "always")),
+    },
+}
 
 
 def _accepts(setting: Setting, source: str) -> bool:
@@ -137,12 +150,14 @@ def _given(setting: Setting, source: str, higher: bool) -> tuple[Any, Any]:
         wanted = not setting.default if higher else bool(setting.default)
         true_raw, false_raw = BOOLEANS[setting.name][source]
         return (true_raw if wanted else false_raw), wanted
+    if setting.name in PAIRED:
+        return PAIRED[setting.name][source][0 if higher else 1]
     return VALUES[setting.name][source]
 
 
 def test_the_table_covers_every_setting_and_source() -> None:
     for setting in SETTINGS:
-        table = BOOLEANS.get(setting.name) or VALUES[setting.name]
+        table = BOOLEANS.get(setting.name) or PAIRED.get(setting.name) or VALUES[setting.name]
         assert set(table) == {s for s in SOURCES[:-1] if _accepts(setting, s)}, setting.name
 
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,6 +154,55 @@ def test_decision_make_returns_an_option_or_decision_error(
         assert record.tools == []  # A pure decision never offers tools.
         assert record.options == ["search", "answer"]
         assert record.error is None
+
+
+def test_structured_decisions_hold_the_model_to_the_menu(live_url: str) -> None:
+    """With the menu's schema (the default), the server's grammar yields a valid pick; the
+    local model's server takes the schema in its json_object form."""
+
+    def refund(amount: float, reason: str) -> str:
+        """Refund the customer."""
+        return f"refunded {amount:.2f} ({reason})"
+
+    options = {"refund": refund, **OPTIONS}
+    with OpenAICompatibleRuntime(live_url, model=PLAIN, timeout_s=120) as live:
+        outcome = decision.make(
+            "The customer was charged twice for order A-1. Pick the next step.",
+            options,
+            runtime=live,
+        )
+        assert outcome in {"SEARCH", "ANSWER"} or outcome.startswith("refunded ")
+        assert live.decision_format in ("json_schema", "json_object")
+        assert [record.kind for record in live.calls] == ["turn"]  # no re-pick needed
+
+
+def test_the_schema_converts_to_a_llama_cpp_grammar() -> None:
+    """Every schema of the measurement set compiles with llama-cpp-python's own converter (a
+    schema it cannot compile would be dropped for plain JSON without a word)."""
+    root = Path(__file__).resolve().parents[2]
+    python = root / ".local-model" / "venv" / "bin" / "python"
+    if not python.exists():
+        pytest.skip("no local model build (scripts/local-model build)")
+    from benchmarks.decision_prompts import PROMPTS
+
+    schemas = [decision.response_schema(item.options) for item in PROMPTS]
+    check = (
+        "import json, sys\n"
+        "from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf\n"
+        "for schema in json.load(sys.stdin):\n"
+        "    LlamaGrammar.from_string(json_schema_to_gbnf(json.dumps(schema)), verbose=False)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [str(python), "-c", check],
+        input=json.dumps(schemas),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
 
 
 def test_a_forced_tool_call(live_url: str) -> None:

@@ -1,0 +1,242 @@
+"""Structured decisions against a real model: the measurement set, text menu vs menu schema.
+
+Runs every decision of ``benchmarks/decision_prompts.py`` through ``decision.make`` on an
+``OpenAICompatibleRuntime``, twice: with the text menu alone (``structured_decisions="never"``)
+and with structured decisions (``"auto"``: the menu's JSON schema as a response format, in the
+form the server takes). The two modes are interleaved, decision by decision (text first on even
+decisions, structured first on odd ones), so that a busy server slows both alike.
+
+For each mode it prints how many decisions parsed into a valid pick (at the first reply, and in
+the end), how many needed the re-pick, how many ended in ``DecisionError``, and the time per
+decision (median and range) with the tokens generated. Not part of ``make bench``: it needs a
+model server. Against the local model::
+
+    scripts/local-model start
+    .venv/bin/python -m benchmarks.live_decisions --base-url "$(scripts/local-model url)"
+
+Any OpenAI-compatible server works (``--model``, and the key in the environment variable named
+by ``--api-key-env``). ``--json PATH`` writes every decision's record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from benchmarks.decision_prompts import PROMPTS, Decision
+from pytest_opdecide import DecisionError, decision
+from pytest_opdecide.runtimes import OpenAICompatibleRuntime, RuntimeCallError
+
+MODES = {"text": "never", "structured": "auto"}
+"""Each mode's ``structured_decisions`` setting."""
+
+
+@dataclass
+class Outcome:
+    """One decision in one mode.
+
+    Attributes:
+        name: The decision's id.
+        mode: ``text`` or ``structured``.
+        round: Which pass over the set.
+        result: ``first`` (a valid pick at the first reply), ``repick`` (valid after the
+            re-pick), ``decision_error`` or ``call_error`` (the model call itself failed).
+        seconds: Wall time of the whole ``decision.make`` (re-pick included).
+        calls: Model calls made.
+        completion_tokens: Tokens the model generated, over those calls.
+        picked: The option picked, if any.
+        replies: The reply texts, shortened.
+        detail: The error's message, if any.
+    """
+
+    name: str
+    mode: str
+    round: int
+    result: str
+    seconds: float
+    calls: int
+    completion_tokens: int
+    picked: str | None
+    replies: list[str]
+    detail: str = ""
+
+
+def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: int) -> Outcome:
+    """Run one decision and describe how it went."""
+    before = len(runtime.calls)
+    start = time.perf_counter()
+    detail = ""
+    try:
+        decision.make(item.prompt, item.options, runtime=runtime)
+    except DecisionError as error:
+        result, detail = "decision_error", f"{error.kind}: {error.message}"
+    except RuntimeCallError as error:
+        result, detail = "call_error", str(error)[:300]
+    else:
+        result = "first" if len(runtime.calls) - before == 1 else "repick"
+    seconds = time.perf_counter() - start
+    calls = runtime.calls[before:]
+    picked = None
+    if result in ("first", "repick"):
+        action = decision.extract_action(calls[-1].reply_text or "")
+        picked = None if action is None else str(action["call"])
+    return Outcome(
+        item.name,
+        mode,
+        round_,
+        result,
+        seconds,
+        len(calls),
+        sum(call.usage.completion_tokens for call in calls),
+        picked,
+        [(call.reply_text or "")[:160] for call in calls],
+        detail,
+    )
+
+
+def summary(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
+    """The figures of one mode."""
+    mine = [o for o in outcomes if o.mode == mode]
+    total = len(mine)
+    times = [o.seconds for o in mine]
+    count = {kind: sum(o.result == kind for o in mine) for kind in ("first", "repick")}
+    count["decision_error"] = sum(o.result == "decision_error" for o in mine)
+    count["call_error"] = sum(o.result == "call_error" for o in mine)
+    needed_repick = sum(o.calls > 1 for o in mine)
+    tokens = [o.completion_tokens for o in mine]
+    return {
+        "mode": mode,
+        "decisions": total,
+        "parsed": count["first"] + count["repick"],
+        "parsed_first": count["first"],
+        "needed_repick": needed_repick,
+        "decision_error": count["decision_error"],
+        "call_error": count["call_error"],
+        "median_s": statistics.median(times) if times else 0.0,
+        "min_s": min(times, default=0.0),
+        "max_s": max(times, default=0.0),
+        "total_s": sum(times),
+        "median_tokens": statistics.median(tokens) if tokens else 0,
+        "max_tokens": max(tokens, default=0),
+    }
+
+
+def _rate(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "-"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The summary as a Markdown table."""
+    lines = [
+        "| mode | decisions | parsed (valid pick) | parsed at the first reply | needed the re-pick "
+        "| DecisionError | call failed | time per decision: median (min-max) | tokens generated: "
+        "median (max) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        n = row["decisions"]
+        lines.append(
+            f"| {row['mode']} | {n} | {_rate(row['parsed'], n)} | {_rate(row['parsed_first'], n)} "
+            f"| {_rate(row['needed_repick'], n)} | {_rate(row['decision_error'], n)} "
+            f"| {_rate(row['call_error'], n)} "
+            f"| {row['median_s']:.2f} s ({row['min_s']:.2f}-{row['max_s']:.2f}) "
+            f"| {row['median_tokens']:g} ({row['max_tokens']}) |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.live_decisions", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--base-url",
+        default=os.environ.get("OPDECIDE_LIVE_URL", "http://127.0.0.1:8765/v1"),
+        help="the server's API root (default: $OPDECIDE_LIVE_URL, else the local model's)",
+    )
+    parser.add_argument("--model", default="smollm2-135m-instruct", help="the model name")
+    parser.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="the environment variable holding the API key, if the server needs one",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="passes over the set (default 1)")
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="a max_tokens for every call (default: none)"
+    )
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
+    parser.add_argument(
+        "--only", default="", help="comma-separated decision names (default: all of them)"
+    )
+    parser.add_argument("--json", default="", help="write every decision's record to this file")
+    parser.add_argument(
+        "--modes", default="text,structured", help="which modes to run (default: both)"
+    )
+    args = parser.parse_args(argv)
+    modes = [mode for mode in MODES if mode in args.modes.split(",")]
+    if not modes:
+        parser.error(f"--modes names none of {list(MODES)}")
+
+    chosen = [p for p in PROMPTS if not args.only or p.name in args.only.split(",")]
+    if not chosen:
+        parser.error(f"no decision is called {args.only!r}; names: {[p.name for p in PROMPTS]}")
+    extra = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
+    runtimes = {
+        mode: OpenAICompatibleRuntime(
+            args.base_url,
+            api_key=os.environ.get(args.api_key_env) or None,
+            model=args.model,
+            timeout_s=args.timeout,
+            extra_body=extra,
+            structured_decisions=setting,  # type: ignore[arg-type]
+        )
+        for mode, setting in MODES.items()
+        if mode in modes
+    }
+    print(
+        f"{len(chosen)} decisions x {args.rounds} round(s) against {args.base_url}, "
+        f"model {args.model}, max_tokens {args.max_tokens}",
+        flush=True,
+    )
+    outcomes: list[Outcome] = []
+    try:
+        for round_ in range(1, args.rounds + 1):
+            for index, item in enumerate(chosen):
+                order = modes if index % 2 == 0 else list(reversed(modes))
+                for mode in order:
+                    outcome = decide(runtimes[mode], item, mode, round_)
+                    outcomes.append(outcome)
+                    print(
+                        f"  {item.name:14} {mode:10} {outcome.result:14} {outcome.seconds:6.2f} s "
+                        f"{outcome.completion_tokens:4} tokens  picked {outcome.picked}",
+                        flush=True,
+                    )
+    finally:
+        for runtime in runtimes.values():
+            runtime.close()
+    rows = {mode: summary(outcomes, mode) for mode in modes}
+    print()
+    print(table(list(rows.values())))
+    if len(rows) == 2 and rows["text"]["median_s"]:
+        text, structured = rows["text"], rows["structured"]
+        print(
+            f"\nstructured / text, median time per decision: "
+            f"{structured['median_s'] / text['median_s']:.2f}; total time: "
+            f"{structured['total_s'] / text['total_s']:.2f}"
+        )
+    if "structured" in runtimes:
+        print(f"structured decisions sent as: {runtimes['structured'].decision_format}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump({"summary": rows, "decisions": [asdict(o) for o in outcomes]}, out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
