@@ -40,7 +40,13 @@ HEADER = """import pytest
 from fake_runtimes import ScriptedRuntime, pick
 from pytest_opdecide import decision
 
-OPTIONS = {"refund": "REFUND", "close": "CLOSED", "escalate": "ESCALATED"}
+
+
+def refund(amount: int) -> str:
+    return "REFUND"
+
+
+OPTIONS = {"refund": refund, "close": "CLOSED", "escalate": "ESCALATED"}
 """
 
 WITH_FIXTURE = """
@@ -57,8 +63,8 @@ def test_decision_{n}():
     assert decision.make("Route ticket {n}.", OPTIONS, runtime=runtime) == "REFUND"
     runtime.assert_complete()
 """
-# The scripted pick carries an argument the option does not take: decision.make ignores
-# arguments of value options, and the varying text keeps every test's reply distinct.
+# The varying amount keeps every test's reply distinct (a strict pick is checked against the
+# option's parameters, so the option takes it).
 
 
 # As users run pytest: with bytecode caches (the warm-up run writes them).
