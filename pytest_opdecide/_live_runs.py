@@ -405,10 +405,11 @@ class LiveRuns:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self._worker:
             return
-        from pytest_opdecide._pass_rates import summarize, text_lines
-
         requested = self._settings().runs
         if self.groups:
+            # Loaded here, not at the top: a run with no live runs never pays for it.
+            from pytest_opdecide._pass_rates import summarize, text_lines
+
             terminalreporter.write_sep("-", "opdecide live runs")
             for test in sorted(self.groups):
                 for line in text_lines(summarize(test, self.groups[test])):
