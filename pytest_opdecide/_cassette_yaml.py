@@ -336,6 +336,32 @@ def _fix_content_length(headers: Any, body: Any) -> None:
             headers[name] = [str(size)] if isinstance(headers[name], list) else str(size)
 
 
+def _share_repeats(interactions: list[Any]) -> None:
+    """Make the parts that requests repeat one object, which YAML writes once.
+
+    Requests of one test often repeat whole parts of their JSON body: the menu's JSON schema
+    under ``response_format``, the ``tools`` of an agent's turn. Each part that equals one
+    written before (in the same key order, so that it is sent as the same bytes) becomes that
+    same object: the file holds it once, under an anchor (``&id001``), and an alias
+    (``*id001``) wherever it comes again. Reading it back gives equal values, and the file is
+    shorter to read and faster to load.
+    """
+    seen: dict[tuple[str, str], Any] = {}
+    for interaction in interactions:
+        body = interaction.get("request", {}).get("body")
+        if not (isinstance(body, dict) and isinstance(body.get("json"), dict)):
+            continue
+        data = body["json"]
+        for key, value in data.items():
+            if not (isinstance(value, dict | list) and value):
+                continue
+            try:
+                shape = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            except (TypeError, ValueError):
+                continue
+            data[key] = seen.setdefault((key, shape), value)
+
+
 class ReadableYaml:
     """vcrpy serializer: structured JSON, SSE events and literal blocks, read back losslessly.
 
@@ -357,6 +383,7 @@ class ReadableYaml:
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
                 body["string"] = readable_body(body["string"], resp.get("headers", {}))
+        _share_repeats(out.get("interactions", []))
         return dump_yaml(out)
 
     @staticmethod

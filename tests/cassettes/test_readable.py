@@ -138,3 +138,37 @@ def test_streams_are_recorded_event_by_event_and_replayed_as_streams(
     out = result.stdout.str()
     assert f'EVENTS {len(stored)} data: {{"id": " data: [DONE]' in out
     assert f"ASYNC EVENTS {len(stored)} data: [DONE]" in out
+
+
+def test_a_part_that_requests_repeat_is_written_once(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    """The menu's JSON schema goes with every decision call: the file holds it once (a YAML
+    anchor), each later request refers to it (an alias), and replay reads equal values."""
+    project.makepyfile(
+        test_shared=dedent(
+            f"""
+            import pytest
+            from pytest_opdecide import decision
+
+            OPTIONS = {{"refund": "R", "wait": "W"}}
+
+            @pytest.mark.opdecide(cassette=True)
+            def test_three(runtime):
+                for ticket in range(3):
+                    assert decision.make(f"Ticket {{ticket}}. " + {PROMPT!r}, OPTIONS) == "R"
+            """
+        )
+    )
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    path = cassette(project, "test_shared", "test_three")
+    text = path.read_text(encoding="utf-8")
+    assert text.count("response_format: &id001\n") == 1
+    assert text.count("response_format: *id001\n") == 2
+    assert text.count("json_schema:") == 1
+    first, second, third = (i["request"]["body"]["json"] for i in interactions(path))
+    assert first["response_format"] == second["response_format"] == third["response_format"]
+    assert first["response_format"]["type"] == "json_schema"
+    # The prompts are not shared: each request keeps its own messages.
+    assert "messages: &" not in text
+    project.runpytest().assert_outcomes(passed=1)
