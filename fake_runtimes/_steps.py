@@ -207,6 +207,14 @@ def check_step(step: Any, position: str) -> None:
         )
     if callable(step):
         return
+    if isinstance(step, list | tuple) and step:
+        # Most likely the whole script passed as one argument (the marker takes a list).
+        raise TypeError(
+            f"{position} is a {type(step).__name__} of {len(step)} steps: a list is one step "
+            "only when it holds tool_call(...) steps (one reply calling several tools). Give "
+            "the steps one by one, ScriptedRuntime(pick(...), pick(...)), or unpack a list, "
+            "ScriptedRuntime(*steps)"
+        )
     raise TypeError(
         f"{position} is {type(step).__name__} {step!r}: a step is a reply string, pick(...), "
         "tool_call(...) (or a list of them), error(...), a ModelReply, or a callable that "

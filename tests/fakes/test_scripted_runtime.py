@@ -289,6 +289,16 @@ class TestCallableStep:
             "the call"
         )
 
+    def test_a_whole_script_passed_as_one_list_says_to_unpack_it(self) -> None:
+        # The marker takes script=[...]: the same list given to ScriptedRuntime is one argument.
+        with pytest.raises(TypeError) as caught:
+            ScriptedRuntime([pick("refund"), "done"])
+        assert str(caught.value) == (
+            "step 0 is a list of 2 steps: a list is one step only when it holds tool_call(...) "
+            "steps (one reply calling several tools). Give the steps one by one, "
+            "ScriptedRuntime(pick(...), pick(...)), or unpack a list, ScriptedRuntime(*steps)"
+        )
+
     def test_an_async_callable_on_the_sync_path_says_to_use_the_async_api(self) -> None:
         async def step(call: FakeCall) -> str:
             return "hi"

@@ -97,8 +97,6 @@ class TestScriptValidation:
             (42, "int 42"),
             (None, "NoneType None"),
             ([], "list []"),
-            (["text"], "list ['text']"),
-            ([tool_call("a"), "text"], "list [ToolCallStep(tool='a', args={}), 'text']"),
             ({"call": "done"}, "dict {'call': 'done'}"),
         ],
     )
@@ -109,6 +107,21 @@ class TestScriptValidation:
             f"step 1 is {shown}: a step is a reply string, pick(...), tool_call(...) (or a "
             "list of them), error(...), a ModelReply, or a callable that builds one of those "
             "from the call"
+        )
+
+    @pytest.mark.parametrize(
+        ("bad", "count"), [(["text"], 1), ([tool_call("a"), "text"], 2), ((pick("a"),), 1)]
+    )
+    def test_a_list_of_other_steps_says_to_give_them_one_by_one(
+        self, bad: object, count: int
+    ) -> None:
+        with pytest.raises(TypeError) as caught:
+            ScriptedRuntime("fine", bad)
+        kind = type(bad).__name__
+        assert str(caught.value) == (
+            f"step 1 is a {kind} of {count} steps: a list is one step only when it holds "
+            "tool_call(...) steps (one reply calling several tools). Give the steps one by one, "
+            "ScriptedRuntime(pick(...), pick(...)), or unpack a list, ScriptedRuntime(*steps)"
         )
 
     @pytest.mark.parametrize(
