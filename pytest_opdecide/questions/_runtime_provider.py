@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
-from pytest_opdecide import Runtime, decision
+from pytest_opdecide import Runtime, as_runtime, decision
 from pytest_opdecide.questions._concurrency import all_or_nothing
 from pytest_opdecide.questions._distribution import (
     DistributionError,
@@ -78,7 +78,8 @@ class RuntimeDecisionProvider(BaseDecisionProvider):
     the result's ``usage`` sums the token counts those calls reported.
 
     Args:
-        runtime: Any :class:`~pytest_opdecide.Runtime` (real, recorded or fake).
+        runtime: Any :class:`~pytest_opdecide.Runtime` (real, recorded or fake), or any object
+            with an ``exec`` method (see :func:`~pytest_opdecide.as_runtime`).
         model: The model the runtime answers with, reported as ``DecisionResult.model``;
             defaults to ``runtime.model``. A request naming another model is rejected, since
             the runtime cannot switch models per request; an empty request model means this
@@ -107,21 +108,23 @@ class RuntimeDecisionProvider(BaseDecisionProvider):
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: Any,
         *,
         model: str | None = None,
         tolerance: float = 0.02,
         max_retries: int = 1,
         name: str = "runtime",
     ) -> None:
-        self.runtime = runtime
-        self.model = model or runtime.model or None
+        # Any object with exec works, as for decision.make: its calls join its trace.
+        self.runtime: Runtime = as_runtime(runtime, where="RuntimeDecisionProvider() got")
+        self._runtime_kind = type(runtime).__name__
+        self.model = model or self.runtime.model or None
         self.tolerance = tolerance
         self.max_retries = max_retries
         self.name = name
 
     def __repr__(self) -> str:
-        return f"RuntimeDecisionProvider({type(self.runtime).__name__}, model={self.model!r})"
+        return f"RuntimeDecisionProvider({self._runtime_kind}, model={self.model!r})"
 
     async def decide_validated(self, request: DecisionRequest) -> DecisionResult:
         """Answer a validated request, one decision per question, concurrently."""

@@ -207,3 +207,34 @@ def test_sync_use_and_identity() -> None:
     assert "Scripted" in repr(provider)
     result = provider.decide_sync(make_request(refund=BooleanQuestion(instructions="Refund?")))
     assert result.boolean("refund").probability == pytest.approx(0.9)
+
+
+async def test_a_runtime_with_only_exec_answers_and_keeps_a_trace() -> None:
+    """An object with ``exec`` (OpenProgram's shape) serves as it does for ``decision.make``."""
+
+    class OnlyExec:
+        def __init__(self) -> None:
+            self.prompts: list[str] = []
+
+        def exec(self, content: list[dict[str, str]], timeout_s: float | None = None) -> str:
+            self.prompts.append(content[0]["text"])
+            return standard_reply(content[0]["text"])
+
+    inner = OnlyExec()
+    provider = RuntimeDecisionProvider(inner, model=MODEL)
+    assert repr(provider) == f"RuntimeDecisionProvider(OnlyExec, model={MODEL!r})"
+    request = make_request()
+    result = await provider.decide(request)
+    validate_result(request, result)
+    assert result.choice("route").probabilities == {"billing": 0.2, "shipping": 0.5, "tech": 0.3}
+    assert len(inner.prompts) == 3
+    assert len(provider.runtime.calls) == 3
+
+
+def test_what_is_not_a_runtime_is_refused_when_the_provider_is_built() -> None:
+    with pytest.raises(TypeError) as caught:
+        RuntimeDecisionProvider("gpt-4o-mini")
+    assert str(caught.value).startswith(
+        "RuntimeDecisionProvider() got str 'gpt-4o-mini', which is not a runtime. A runtime "
+        "makes the model calls"
+    )
