@@ -368,7 +368,10 @@ def _write_project(
     """Write the test module, conftest and ini; class name -> target."""
     (root / "conftest.py").write_text(_COLLECTOR.format(events=str(events)), encoding="utf-8")
     lines = [f"    {key} = {value!r}" for key, value in capabilities.items()]
-    classes = {f"TestConformance{index}": target for index, target in enumerate(targets)}
+    # Numbers of one width, so that no class name is a part of another's (`-k TestConformance1`
+    # would select 1 and 10 to 19).
+    width = len(str(max(len(targets) - 1, 0)))
+    classes = {f"TestConformance{index:0{width}d}": target for index, target in enumerate(targets)}
     module = _MODULE_HEAD + "".join(
         _CLASS.format(name=name, target=target, config=dict(config), capabilities="\n".join(lines))
         for name, target in classes.items()

@@ -325,3 +325,17 @@ def test_capability_text_is_parsed_by_kind() -> None:
         "supported_question_types": ("choice", "boolean"),
         "needs_backend": None,
     }
+
+
+def test_no_target_class_name_is_part_of_another(tmp_path: Path) -> None:
+    """`--select TestConformance1` picks one target of twelve, not 1 and 10 to 11."""
+    from pytest_opdecide.conformance._runner import _write_project
+
+    targets = [f"module:factory{index}" for index in range(12)]
+    classes = _write_project(tmp_path, targets, {}, {}, tmp_path / "events.jsonl")
+    assert list(classes.values()) == targets
+    names = list(classes)
+    assert names[1] == "TestConformance01"
+    assert [name for name in names if "TestConformance01" in name] == ["TestConformance01"]
+    for name in names:
+        assert [other for other in names if name in other] == [name]
