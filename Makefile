@@ -22,9 +22,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 $(LOWEST_STAMP): pyproject.toml $(STAMP)
 	rm -rf $(LOWEST)
 	$(PYTHON) -m venv $(LOWEST)
-	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct -e .
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(LOWEST)/bin/python --resolution lowest-direct -e .
 	$(BIN)/python scripts/lowest-pins.py $(LOWEST)/bin/python > $(LOWEST)/pins.txt
-	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python -e '.[test]' \
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(LOWEST)/bin/python -e '.[test]' \
 		--constraint $(LOWEST)/pins.txt
 	$(BIN)/python scripts/lowest-pins.py --check $(LOWEST)/bin/python
 	touch $(LOWEST_STAMP)
@@ -40,12 +40,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider -n 2
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --dist loadfile
 	$(BIN)/python -m pytest -c examples/support_desk/pyproject.toml \
 		--rootdir examples/support_desk examples/support_desk -q
 
 lowest: $(LOWEST_STAMP)
-	$(LOWEST)/bin/python -m pytest -p no:cacheprovider -q -n 2 $(LOWEST_TESTS)
+	$(LOWEST)/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadfile $(LOWEST_TESTS)
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site

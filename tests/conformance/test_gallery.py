@@ -240,7 +240,10 @@ _class_runs: dict[str, dict[str, dict[str, str]]] = {}
 
 def run_classes(pytester: pytest.Pytester) -> dict[str, dict[str, str]]:
     """Every gallery provider under the test class, in one session: provider -> failed check
-    -> its failure output (the correct providers' with the property-based check, too)."""
+    -> its failure output (the correct providers' with the property-based check, too).
+
+    A minute's work, done once per process: `make test` runs the suite with `--dist loadfile`,
+    so that one worker does it instead of each worker doing it all again."""
     if "all" in _class_runs:
         return _class_runs["all"]
     names = [cls.__name__ for cls in (*CORRECT, *BROKEN)]
@@ -300,7 +303,9 @@ def run_cli() -> dict[str, dict[str, Any]]:
     for key, names in groups.items():
         # Correct providers: every check. Broken ones: the checks their defect is about.
         wanted = []
-        for index, name in enumerate(names):
+        width = len(str(len(names) - 1))
+        for number, name in enumerate(names):
+            index = f"{number:0{width}d}"
             defect = BY_PROVIDER.get(name)
             if defect is None:
                 wanted.append(f"TestConformance{index}")
