@@ -37,6 +37,7 @@ __all__ = [
     "ScriptedProbability",
     "ScriptedScore",
     "choose",
+    "closest",
     "did_you_mean",
     "fails",
     "fits",
@@ -130,15 +131,22 @@ def _fold(name: str) -> str:
     return unicodedata.normalize("NFC", name).strip().casefold()
 
 
-def did_you_mean(wrong: str, offered: Sequence[str]) -> str:
-    """`` Did you mean 'billing'?`` when ``wrong`` looks like one of ``offered`` (a typo, other
-    letter case, spacing or Unicode form); empty otherwise."""
+def closest(wrong: str, offered: Sequence[str], *, cutoff: float = 0.75) -> str | None:
+    """The one of ``offered`` that ``wrong`` looks like (a typo, other letter case, spacing or
+    Unicode form), or ``None``."""
     folded = {_fold(name): name for name in offered}
     same = folded.get(_fold(wrong))
     if same is not None:
-        return f" Did you mean {same!r}?"
-    close = difflib.get_close_matches(wrong, list(offered), n=1, cutoff=0.75)
-    return f" Did you mean {close[0]!r}?" if close else ""
+        return same
+    close = difflib.get_close_matches(wrong, list(offered), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def did_you_mean(wrong: str, offered: Sequence[str]) -> str:
+    """`` Did you mean 'billing'?`` when ``wrong`` looks like one of ``offered``; empty
+    otherwise."""
+    same = closest(wrong, offered)
+    return "" if same is None else f" Did you mean {same!r}?"
 
 
 def _confidence(value: float | None) -> float | None:

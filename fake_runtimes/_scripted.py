@@ -6,7 +6,6 @@ the tool loop, choices, re-picks and the call trace behave exactly as in product
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 import os
@@ -14,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from fake_runtimes._answers import closest
 from fake_runtimes._errors import ScriptExhausted, ScriptMismatch, UnusedSteps
 from fake_runtimes._recorded import recorded_steps
 from fake_runtimes._steps import (
@@ -134,10 +134,10 @@ class FakeRuntime(Runtime):
         head = f"{type(self).__name__}: {position} picks {step.option!r}"
         if step.option not in call.options:
             offered = f"options {call.options}" if call.options else "no options"
-            close = difflib.get_close_matches(step.option, call.options, n=1)
-            if close:  # a typo: the raw text is not what the test meant
+            close = closest(step.option, call.options, cutoff=0.6)
+            if close is not None:  # a typo: the raw text is not what the test meant
                 raise ScriptMismatch(
-                    f"{head}, but {call.describe()} offered {offered}. Did you mean {close[0]!r}?"
+                    f"{head}, but {call.describe()} offered {offered}. Did you mean {close!r}?"
                 )
             raise ScriptMismatch(
                 f"{head}, but {call.describe()} offered {offered}.\n"
@@ -191,8 +191,8 @@ def _check_arguments(head: str, step: Pick, option: Any, menu: Any, call: FakeCa
     unknown = [name for name in step.args if name not in known]
     if unknown:
         name = unknown[0]
-        close = difflib.get_close_matches(name, visible, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        close = closest(name, visible, cutoff=0.6)
+        hint = "" if close is None else f" (did you mean {close!r}?)"
         fix = (
             "Rename or remove the argument in the step."
             if visible
