@@ -11,6 +11,11 @@ LOWEST_TESTS := tests/decision tests/fakes tests/plugin tests/cassettes
 
 .PHONY: test lint typecheck unit lowest docs demo bench cassettes clean
 
+# Bytecode caches are written (git ignores them) even where the environment says not to: the
+# suite starts hundreds of pytest sessions, and each would otherwise compile the package and
+# rewrite its assertions anew (a fresh clone's unit run: 4 min 36 s without, 2 min 53 s with).
+unexport PYTHONDONTWRITEBYTECODE
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 

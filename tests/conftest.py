@@ -5,6 +5,7 @@
 import gc
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 # The network jail (tests/_jail/sitecustomize.py): no test, and no process a test starts, can
@@ -36,10 +37,18 @@ pytest_plugins = ["pytester"]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Move everything imported and collected so far out of the garbage collector's sight.
+    """Move everything imported and collected so far out of the garbage collector's sight,
+    and write no more bytecode.
 
     Every in-process pytester run ends with full collections (pytest 8.4.0 does five); each
     would walk the whole imported world and every collected item again, which nothing here
     ever frees. Objects made later are collected as usual.
+
+    The package's modules are imported (and their bytecode cached) by now; the inner
+    sessions, in this process or another, read those caches but write none: a test that
+    rewrites a test file within the same second, at the same size, would otherwise run the
+    cached old version.
     """
     gc.freeze()
+    sys.dont_write_bytecode = True
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
