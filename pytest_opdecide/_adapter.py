@@ -52,6 +52,17 @@ def not_a_runtime(value: Any, where: str) -> TypeError:
             " A model name is not a runtime: build one that calls the model, e.g. "
             f"OpenAICompatibleRuntime(base_url, model={value!r}) from pytest_opdecide.runtimes."
         )
+    elif inspect.ismethod(value) and value.__name__ in ("exec", *_ASYNC_NAMES):
+        owner = type(value.__self__).__name__
+        hint = (
+            f" This is the bound {value.__name__} method of {owner}: pass the {owner} object "
+            f"itself, not its {value.__name__} method."
+        )
+    elif callable(value):
+        hint = (
+            " A function is not a runtime: wrap it in an object with an exec method, e.g. a "
+            "class with def exec(self, content, **kwargs) that calls it."
+        )
     return TypeError(
         f"{where} {type(value).__name__} {_described(value)}, which is not a runtime. A runtime "
         "makes the model calls; there are two ways to get one: subclass "

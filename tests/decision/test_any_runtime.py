@@ -383,6 +383,28 @@ class TestNotARuntime:
         with pytest.raises(TypeError, match=r"pass an instance, ScriptedRuntime\(...\)\.$"):
             Agent(runtime=ScriptedRuntime)
 
+    def test_the_exec_method_instead_of_its_object(self) -> None:
+        runtime = OnlyExec()
+        with pytest.raises(TypeError) as info:
+            decision.make("?", OPTIONS, runtime=runtime.exec)
+        assert str(info.value).startswith("runtime= got method <bound method OnlyExec.exec")
+        assert str(info.value).endswith(
+            f"which is not a runtime. {NOT_A_RUNTIME} This is the bound exec method of OnlyExec: "
+            "pass the OnlyExec object itself, not its exec method."
+        )
+
+    def test_a_function(self) -> None:
+        def ask_the_model(content: Any, **kwargs: Any) -> str:
+            return '{"call": "a"}'
+
+        with pytest.raises(TypeError) as info:
+            decision.make("?", OPTIONS, runtime=ask_the_model)
+        assert str(info.value).endswith(
+            f"which is not a runtime. {NOT_A_RUNTIME} A function is not a runtime: wrap it in an "
+            "object with an exec method, e.g. a class with def exec(self, content, **kwargs) "
+            "that calls it."
+        )
+
     @pytest.mark.parametrize(
         ("call", "start"),
         [
