@@ -303,11 +303,16 @@ def readable_body(body: Any, headers: Mapping[str, Any]) -> Any:
     return text
 
 
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building an encoder
+for every body (a cassette's loading turns each JSON body back into text)."""
+
+
 def raw_body(body: Any) -> Any:
     """The inverse of :func:`readable_body`: the text to send or replay."""
     if isinstance(body, dict):
         if "json" in body:  # compact, as servers send it
-            return json.dumps(body["json"], ensure_ascii=False, separators=(",", ":"))
+            return _compact_json(body["json"])
         if "events" in body:
             return render_events(body["events"])
     return body

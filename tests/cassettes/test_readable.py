@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from _openai_server import OpenAIServer, Reply
 
@@ -172,3 +174,20 @@ def test_a_part_that_requests_repeat_is_written_once(
     # The prompts are not shared: each request keeps its own messages.
     assert "messages: &" not in text
     project.runpytest().assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"model": "m", "messages": [{"role": "user", "content": "é ✓ \n"}], "n": 1.5},
+        {"a": {}, "b": [], "c": None, "d": [1, {"e": True}], "f": float("inf")},
+        {1: "non-text keys are written as text", "x": [1]},
+        ["a list body", {"k": "v"}],
+    ],
+)
+def test_a_stored_json_body_is_replayed_as_compact_json(data: object) -> None:
+    """Replayed bodies are the bytes `json.dumps` gives (compact, as servers send them)."""
+    from pytest_opdecide._cassette_yaml import raw_body
+
+    assert raw_body({"json": data}) == json.dumps(data, ensure_ascii=False, separators=(",", ":"))
