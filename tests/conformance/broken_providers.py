@@ -552,7 +552,7 @@ class AnswersAsList(HonestProvider):
         models: list[str],
     ) -> DecisionResult:
         return DecisionResult.model_construct(
-            model=models[0] if models else request.model,
+            model=self.result_model(request, models),
             answers=list(answers.values()),
             usage=usage,
         )
