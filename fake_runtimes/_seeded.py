@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fake_runtimes._script_steps import FakeCall, Pick
 from fake_runtimes._scripted import FakeRuntime
-from fake_runtimes._steps import FakeCall, Pick
 from pytest_opdecide import ModelReply, ModelRequest
 from pytest_opdecide.options import (
     ChoiceSpec,

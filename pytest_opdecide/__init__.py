@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_opdecide import decision
-    from pytest_opdecide._adapter import ExecRuntime, as_runtime, use_runtime
-    from pytest_opdecide._agent import Agent, agent, agent_async
-    from pytest_opdecide._binding import current_runtime
-    from pytest_opdecide._cassettes import CassetteCorrupt, CassetteMismatch, UnplayedInteractions
-    from pytest_opdecide._errors import DecisionError, ToolLoopError
-    from pytest_opdecide._guard import RealCallBlocked
-    from pytest_opdecide._messages import (
+    from pytest_opdecide._cassettes._cassette import (
+        CassetteCorrupt,
+        CassetteMismatch,
+        UnplayedInteractions,
+    )
+    from pytest_opdecide._nextstep._adapter import ExecRuntime, as_runtime, use_runtime
+    from pytest_opdecide._nextstep._agent import Agent, agent, agent_async
+    from pytest_opdecide._nextstep._binding import current_runtime
+    from pytest_opdecide._nextstep._decision_errors import DecisionError, ToolLoopError
+    from pytest_opdecide._nextstep._messages import (
         CallKind,
         Message,
         ModelReply,
@@ -30,41 +33,42 @@ if TYPE_CHECKING:
         ToolSpec,
         Usage,
     )
-    from pytest_opdecide._runtime import Runtime, tool_spec
-    from pytest_opdecide._schema import FromContext, Param
-    from pytest_opdecide._snapshots import SnapshotMismatch
-    from pytest_opdecide._trace import CallRecord, CallTrace
+    from pytest_opdecide._nextstep._runtime import Runtime, tool_spec
+    from pytest_opdecide._nextstep._schema import FromContext, Param
+    from pytest_opdecide._nextstep._trace import CallRecord, CallTrace
+    from pytest_opdecide.plugin._guard import RealCallBlocked
+    from pytest_opdecide.plugin._snapshots import SnapshotMismatch
 
 __version__ = "0.1.0"
 
 _WHERE = {
-    "Agent": "_agent",
-    "CallKind": "_messages",
-    "CallRecord": "_trace",
-    "CallTrace": "_trace",
-    "CassetteCorrupt": "_cassettes",
-    "CassetteMismatch": "_cassettes",
-    "DecisionError": "_errors",
-    "ExecRuntime": "_adapter",
-    "FromContext": "_schema",
-    "Message": "_messages",
-    "ModelReply": "_messages",
-    "ModelRequest": "_messages",
-    "Param": "_schema",
-    "RealCallBlocked": "_guard",
-    "Runtime": "_runtime",
-    "SnapshotMismatch": "_snapshots",
-    "ToolCall": "_messages",
-    "ToolLoopError": "_errors",
-    "ToolSpec": "_messages",
-    "UnplayedInteractions": "_cassettes",
-    "Usage": "_messages",
-    "agent": "_agent",
-    "agent_async": "_agent",
-    "as_runtime": "_adapter",
-    "current_runtime": "_binding",
-    "tool_spec": "_runtime",
-    "use_runtime": "_adapter",
+    "Agent": "_nextstep._agent",
+    "CallKind": "_nextstep._messages",
+    "CallRecord": "_nextstep._trace",
+    "CallTrace": "_nextstep._trace",
+    "CassetteCorrupt": "_cassettes._cassette",
+    "CassetteMismatch": "_cassettes._cassette",
+    "DecisionError": "_nextstep._decision_errors",
+    "ExecRuntime": "_nextstep._adapter",
+    "FromContext": "_nextstep._schema",
+    "Message": "_nextstep._messages",
+    "ModelReply": "_nextstep._messages",
+    "ModelRequest": "_nextstep._messages",
+    "Param": "_nextstep._schema",
+    "RealCallBlocked": "plugin._guard",
+    "Runtime": "_nextstep._runtime",
+    "SnapshotMismatch": "plugin._snapshots",
+    "ToolCall": "_nextstep._messages",
+    "ToolLoopError": "_nextstep._decision_errors",
+    "ToolSpec": "_nextstep._messages",
+    "UnplayedInteractions": "_cassettes._cassette",
+    "Usage": "_nextstep._messages",
+    "agent": "_nextstep._agent",
+    "agent_async": "_nextstep._agent",
+    "as_runtime": "_nextstep._adapter",
+    "current_runtime": "_nextstep._binding",
+    "tool_spec": "_nextstep._runtime",
+    "use_runtime": "_nextstep._adapter",
 }
 
 __all__ = [

@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_opdecide._decision import parse_once
-from pytest_opdecide._options import Menu, Option, normalize_options
-from pytest_opdecide._schema import (
+from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
+from pytest_opdecide._nextstep._procedure import parse_once
+from pytest_opdecide._nextstep._schema import (
     META_KEYS,
     ChoiceSpec,
     DictSpec,

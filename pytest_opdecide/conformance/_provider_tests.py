@@ -45,7 +45,7 @@ from pytest_opdecide.conformance._failures import (
     fail_validation,
 )
 from pytest_opdecide.conformance._loop import CheckLoop, Finished
-from pytest_opdecide.conformance._network import NetworkAttempts, watch_network
+from pytest_opdecide.conformance._network_watch import NetworkAttempts, watch_network
 from pytest_opdecide.conformance._openai_backend import OpenAIChatBackend
 from pytest_opdecide.conformance._requests import (
     PREVALIDATION_CASES,

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pytest_opdecide._settings import SETTINGS
+from pytest_opdecide.plugin._settings import SETTINGS
 
 from .support import FLAG, help_groups, write_ini
 
