@@ -14,33 +14,75 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_opdecide import decision
+    from pytest_opdecide import decision as decision
     from pytest_opdecide._cassettes._cassette import (
-        CassetteCorrupt,
-        CassetteMismatch,
-        UnplayedInteractions,
+        CassetteCorrupt as CassetteCorrupt,
     )
-    from pytest_opdecide._nextstep._adapter import ExecRuntime, as_runtime, use_runtime
-    from pytest_opdecide._nextstep._agent import Agent, agent, agent_async
-    from pytest_opdecide._nextstep._binding import current_runtime
-    from pytest_opdecide._nextstep._decision_errors import DecisionError, ToolLoopError
+    from pytest_opdecide._cassettes._cassette import (
+        CassetteMismatch as CassetteMismatch,
+    )
+    from pytest_opdecide._cassettes._cassette import (
+        UnplayedInteractions as UnplayedInteractions,
+    )
+    from pytest_opdecide._nextstep._adapter import (
+        ExecRuntime as ExecRuntime,
+    )
+    from pytest_opdecide._nextstep._adapter import (
+        as_runtime as as_runtime,
+    )
+    from pytest_opdecide._nextstep._adapter import (
+        use_runtime as use_runtime,
+    )
+    from pytest_opdecide._nextstep._agent import (
+        Agent as Agent,
+    )
+    from pytest_opdecide._nextstep._agent import (
+        agent as agent,
+    )
+    from pytest_opdecide._nextstep._agent import (
+        agent_async as agent_async,
+    )
+    from pytest_opdecide._nextstep._binding import current_runtime as current_runtime
+    from pytest_opdecide._nextstep._decision_errors import (
+        DecisionError as DecisionError,
+    )
+    from pytest_opdecide._nextstep._decision_errors import (
+        ToolLoopError as ToolLoopError,
+    )
     from pytest_opdecide._nextstep._messages import (
-        CallKind,
-        Message,
-        ModelReply,
-        ModelRequest,
-        ToolCall,
-        ToolSpec,
-        Usage,
+        CallKind as CallKind,
     )
-    from pytest_opdecide._nextstep._runtime import Runtime, tool_spec
-    from pytest_opdecide._nextstep._schema import FromContext, Param
-    from pytest_opdecide._nextstep._trace import CallRecord, CallTrace
-    from pytest_opdecide.plugin._guard import RealCallBlocked
-    from pytest_opdecide.plugin._snapshots import SnapshotMismatch
+    from pytest_opdecide._nextstep._messages import (
+        Message as Message,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ModelReply as ModelReply,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ModelRequest as ModelRequest,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ToolCall as ToolCall,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ToolSpec as ToolSpec,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        Usage as Usage,
+    )
+    from pytest_opdecide._nextstep._runtime import Runtime as Runtime
+    from pytest_opdecide._nextstep._runtime import tool_spec as tool_spec
+    from pytest_opdecide._nextstep._schema import FromContext as FromContext
+    from pytest_opdecide._nextstep._schema import Param as Param
+    from pytest_opdecide._nextstep._trace import CallRecord as CallRecord
+    from pytest_opdecide._nextstep._trace import CallTrace as CallTrace
+    from pytest_opdecide.plugin._guard import RealCallBlocked as RealCallBlocked
+    from pytest_opdecide.plugin._snapshots import SnapshotMismatch as SnapshotMismatch
 
 __version__ = "0.1.0"
 
+# The one list of the public names, with the private module each lives in; ``__all__`` is made
+# from it, and the block above (for type checkers) must import exactly these (a test checks).
 _WHERE = {
     "Agent": "_nextstep._agent",
     "CallKind": "_nextstep._messages",
@@ -71,36 +113,7 @@ _WHERE = {
     "use_runtime": "_nextstep._adapter",
 }
 
-__all__ = [
-    "Agent",
-    "CallKind",
-    "CallRecord",
-    "CallTrace",
-    "CassetteCorrupt",
-    "CassetteMismatch",
-    "DecisionError",
-    "ExecRuntime",
-    "FromContext",
-    "Message",
-    "ModelReply",
-    "ModelRequest",
-    "Param",
-    "RealCallBlocked",
-    "Runtime",
-    "SnapshotMismatch",
-    "ToolCall",
-    "ToolLoopError",
-    "ToolSpec",
-    "UnplayedInteractions",
-    "Usage",
-    "agent",
-    "agent_async",
-    "as_runtime",
-    "current_runtime",
-    "decision",
-    "tool_spec",
-    "use_runtime",
-]
+__all__ = sorted([*_WHERE, "decision"])
 
 
 def __getattr__(name: str) -> Any:

@@ -283,7 +283,8 @@ def test_the_entry_point_and_the_command_are_unchanged() -> None:
 
 def test_fake_runtimes_is_a_top_level_package() -> None:
     fakes = importlib.import_module("fake_runtimes")
-    assert fakes.__name__ == "fake_runtimes" and fakes.__file__ is not None
+    assert fakes.__name__ == "fake_runtimes"
+    assert fakes.__file__ is not None
     assert fakes.__file__.endswith("fake_runtimes/__init__.py")
 
 
@@ -298,3 +299,35 @@ def test_exported_exceptions_name_their_public_module(module: str) -> None:
             assert value.__module__ in PUBLIC, (name, value.__module__)
             home = importlib.import_module(value.__module__)
             assert getattr(home, value.__qualname__) is value, name
+
+
+def test_the_package_lists_each_public_name_once() -> None:
+    """``pytest_opdecide`` imports its names on first use from one map; ``__all__`` is made
+    from it, and the block that type checkers read imports exactly the map's names, each from
+    the module the map says, as an explicit re-export (``name as name``)."""
+    import ast
+    from pathlib import Path
+
+    import pytest_opdecide
+
+    where: dict[str, str] = pytest_opdecide._WHERE  # type: ignore[attr-defined]
+    assert pytest_opdecide.__all__ == sorted([*where, "decision"])
+    source = Path(pytest_opdecide.__file__ or "").read_text(encoding="utf-8")
+    (block,) = [
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    imported: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        assert node.module
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{alias.name}: import it as {alias.name}"
+            imported[alias.name] = node.module.removeprefix("pytest_opdecide.")
+    assert imported.pop("decision") == "pytest_opdecide"
+    assert imported == where
+    for name, module in where.items():
+        assert getattr(importlib.import_module(f"pytest_opdecide.{module}"), name) is getattr(
+            pytest_opdecide, name
+        )

@@ -11,3 +11,13 @@ errors; the rest of the room, in the order a replayed request meets it:
   configures vcrpy (through its documented extension points) for every other client;
 * ``_scrub`` keeps every credential out of what is written, ``_log_filters`` out of the logs.
 """
+
+from __future__ import annotations
+
+__all__ = ["RECORD_MODES"]
+
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+"""The record modes: vcrpy's four, and ``rewrite`` (``all``, keeping nothing of the old file).
+
+Defined here, in the room's light front module, so that the plugin's settings read the same
+tuple at start-up without loading the cassette machinery (vcrpy, PyYAML)."""

@@ -31,6 +31,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from pytest_opdecide._cassettes import RECORD_MODES
 from pytest_opdecide._cassettes._file import (
     CassetteCorrupt,
     ScrubHook,
@@ -52,9 +53,6 @@ __all__ = [
     "UnplayedInteractions",
     "use_cassette",
 ]
-
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
-"""The record modes: vcrpy's four, and ``rewrite`` (``all``, keeping nothing of the old file)."""
 
 
 class _NotSaved(Exception):
@@ -102,7 +100,8 @@ def use_cassette(
         ValueError: ``record`` is not a record mode.
     """
     if record not in RECORD_MODES:
-        raise ValueError(f"record must be none, once, new_episodes, all or rewrite, got {record!r}")
+        modes = f"{', '.join(RECORD_MODES[:-1])} or {RECORD_MODES[-1]}"
+        raise ValueError(f"record must be {modes}, got {record!r}")
     where = Path(path)
     tape = Tape(where, volatile=volatile, scrub_fields=scrub_fields, nodeid=nodeid, mode=record)
     machine = VcrCassette(tape, record)

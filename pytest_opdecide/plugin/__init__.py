@@ -70,30 +70,24 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("opdecide", "opdecide: test LLM decision code offline")
     for setting in SETTINGS:
-        if setting.cli:
-            if setting.parse.__name__ == "parse_bool" and setting.name in {
-                "live",
-                "update_snapshots",
-            }:
-                group.addoption(
-                    setting.flag,
-                    action="store_const",
-                    const=True,
-                    default=None,
-                    dest=setting.dest,
-                    help=setting.help,
-                )
-            else:
-                group.addoption(
-                    setting.flag,
-                    action="store",
-                    default=None,
-                    dest=setting.dest,
-                    metavar="yes|no"
-                    if setting.parse.__name__ == "parse_bool"
-                    else setting.name.upper(),
-                    help=setting.help,
-                )
+        if setting.cli and setting.switch:
+            group.addoption(
+                setting.flag,
+                action="store_const",
+                const=True,
+                default=None,
+                dest=setting.dest,
+                help=setting.help,
+            )
+        elif setting.cli:
+            group.addoption(
+                setting.flag,
+                action="store",
+                default=None,
+                dest=setting.dest,
+                metavar=setting.shown_value,
+                help=setting.help,
+            )
         if setting.ini:
             parser.addini(setting.ini_name, help=setting.help, type="string", default="")
 

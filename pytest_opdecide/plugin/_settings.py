@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_opdecide._cassettes import RECORD_MODES
 from pytest_opdecide._words import bool_word
 from pytest_opdecide.plugin._guard import parse_allowed_host
 
@@ -26,7 +27,6 @@ __all__ = [
     "resolve",
 ]
 
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 DEFAULT_BASE_URL = "http://127.0.0.1:8765/v1"
 """The base URL of the ``runtime`` and ``decision_provider`` of cassette tests when none is
 configured: an OpenAI-compatible server on this machine."""
@@ -125,6 +125,8 @@ class Setting:
         cli: Whether a flag ``--opdecide-<name>`` exists.
         marker: Whether the marker accepts it.
         fixture: Whether the ``opdecide_config`` fixture may set it.
+        switch: The flag takes no value: ``--opdecide-live`` alone turns the setting on.
+        metavar: What ``--help`` shows for the flag's value (default: the name in capitals).
     """
 
     name: str
@@ -135,6 +137,8 @@ class Setting:
     cli: bool = True
     marker: bool = True
     fixture: bool = True
+    switch: bool = False
+    metavar: str = ""
 
     @property
     def ini_name(self) -> str:
@@ -148,13 +152,24 @@ class Setting:
     def dest(self) -> str:
         return f"opdecide_{self.name}"
 
+    @property
+    def shown_value(self) -> str:
+        """The flag's value as ``--help`` shows it."""
+        return self.metavar or self.name.upper()
+
     def default_value(self) -> Any:
         return self.default() if callable(self.default) else self.default
 
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("seed", _int, 0, "seed of seeded fakes and fake decision providers"),
-    Setting("strict", parse_bool, True, "strict fakes: unused script steps fail the test"),
+    Setting(
+        "strict",
+        parse_bool,
+        True,
+        "strict fakes: unused script steps fail the test",
+        metavar="yes|no",
+    ),
     Setting(
         "guard",
         parse_bool,
@@ -162,6 +177,7 @@ SETTINGS: tuple[Setting, ...] = (
         "in fake and replay mode, fail a test that reaches a host off the loopback (a test that "
         "uses the plugin) or that makes a model call through this project's runtimes and "
         "providers (any other test)",
+        metavar="yes|no",
     ),
     Setting(
         "guard_all",
@@ -171,6 +187,7 @@ SETTINGS: tuple[Setting, ...] = (
         "loopback fails (pytest-socket-like offline runs)",
         marker=False,
         fixture=False,
+        metavar="yes|no",
     ),
     Setting(
         "allow_hosts",
@@ -193,6 +210,7 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "run cassette tests against the live model, writing nothing",
         ini=False,
+        switch=True,
     ),
     Setting("cassette_dir", _text, "cassettes", "directory of cassettes (relative to rootdir)"),
     Setting(
@@ -215,6 +233,7 @@ SETTINGS: tuple[Setting, ...] = (
         parse_bool,
         False,
         "let recorded interactions that were never replayed pass (default: they fail the test)",
+        metavar="yes|no",
     ),
     Setting(
         "volatile",
@@ -237,6 +256,7 @@ SETTINGS: tuple[Setting, ...] = (
         ini=False,
         marker=False,
         fixture=False,
+        switch=True,
     ),
     Setting(
         "snapshot_dir",

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from _openai_server import OpenAIServer
+
 from pytest_opdecide._cassettes._file import CassetteCorrupt, write_cassette
 from pytest_opdecide._cassettes._scrub import Scrubber
-from pytest_opdecide._http._secrets import Secrets
-
 from pytest_opdecide._files import write_atomic
+from pytest_opdecide._http._secrets import Secrets
 
 from ._support import cassette, contents, dedent, error_text
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from _openai_server import OpenAIServer
+
 from pytest_opdecide._cassettes._matching import comparable_body, drop_path
 from pytest_opdecide._cassettes._scrub import PLACEHOLDER
 

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 from _openai_server import OpenAIServer
+
 from pytest_opdecide.plugin._cassette_fixtures import _short, cassette_path
 from pytest_opdecide.plugin._settings import resolve
 

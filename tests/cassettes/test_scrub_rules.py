@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from pytest_opdecide._http._credentials import credential_values, registered
+
 from pytest_opdecide._cassettes._scrub import (
     SECRET_HEADERS,
     Redaction,
@@ -19,8 +19,8 @@ from pytest_opdecide._cassettes._scrub import (
     secret_param,
     shown_uri,
 )
+from pytest_opdecide._http._credentials import credential_values, registered
 from pytest_opdecide._http._secrets import MIN_SECRET_LENGTH, PLACEHOLDER, Secrets, env_secrets
-
 from pytest_opdecide.questions import OpenAICompatibleDecisionProvider, openai_compatible
 from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 

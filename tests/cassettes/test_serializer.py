@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 import yaml
-from pytest_opdecide._cassettes._yaml_format import ReadableYaml
+
 from pytest_opdecide._cassettes._replay_transport import event_chunks
+from pytest_opdecide._cassettes._yaml_format import ReadableYaml
 
 
 def cassette(request_body: Any, response_body: Any, content_type: str) -> dict[str, Any]:

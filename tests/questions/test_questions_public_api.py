@@ -80,7 +80,8 @@ def test_public_names_come_from_private_modules() -> None:
             assert module == "pytest_opdecide.questions", (name, module)
             assert getattr(importlib.import_module(module), value.__qualname__) is value
             source = Path(inspect.getsourcefile(value) or "")
-            assert source.parent.name == "questions" and source.name.startswith("_"), name
+            assert source.parent.name == "questions", name
+            assert source.name.startswith("_"), name
             continue
         if isinstance(module, str) and module.startswith("pytest_opdecide.questions"):
             assert module.split(".")[-1].startswith("_"), (name, module)
