@@ -53,13 +53,13 @@ Role = Literal["name", "description", "function", "value", "schema"]
 value or the schema."""
 
 
-def is_bare_value(handler: object) -> bool:
+def _is_bare_value(handler: object) -> bool:
     """Whether a dict-form handler written alone is a value: neither a tuple (a handler with
     its description) nor a function."""
     return not isinstance(handler, tuple) and not callable(handler)
 
 
-def is_described_value(target: object) -> bool:
+def _is_described_value(target: object) -> bool:
     """Whether ``(target, "description")`` in the dict form is a value: a function there is a
     function option. (A string before a dict is a schema option, but a description is no dict:
     with its description kept, no other target makes the entry one.)"""
@@ -94,13 +94,13 @@ DICT_FUNCTION = Form("dict", "fn", "function", ("function",), bare=True)
 DICT_DESCRIBED_FUNCTION = Form(
     "dict", '(fn, "description")', "function", ("function", "description")
 )
-DICT_VALUE = Form("dict", "value", "value", ("value",), bare=True, value_rule=is_bare_value)
+DICT_VALUE = Form("dict", "value", "value", ("value",), bare=True, value_rule=_is_bare_value)
 DICT_DESCRIBED_VALUE = Form(
     "dict",
     '(value, "description")',
     "value",
     ("value", "description"),
-    value_rule=is_described_value,
+    value_rule=_is_described_value,
 )
 DICT_SCHEMA = Form("dict", '("description", {schema})', "schema", ("description", "schema"))
 LIST_FUNCTION = Form("list", "fn", "function", ("function",), bare=True)
@@ -183,14 +183,14 @@ def read_dict_entry(name: Any, handler: Any) -> Reading:
         if len(handler) == 2:
             target, description = handler
             description = _check_description(name, description)
-            if is_described_value(target):
+            if _is_described_value(target):
                 return Reading(DICT_DESCRIBED_VALUE, handler, name, description, value=target)
             return Reading(DICT_DESCRIBED_FUNCTION, handler, name, description, function=target)
         raise TypeError(
             f"Option '{name}': a tuple handler must be (value, \"description\"), "
             f'(function, "description") or ("description", {{schema}}); got a {len(handler)}-tuple'
         )
-    if is_bare_value(handler):
+    if _is_bare_value(handler):
         return Reading(DICT_VALUE, handler, name, value=handler)
     return Reading(DICT_FUNCTION, handler, name, None, function=handler)
 
