@@ -6,8 +6,9 @@ runtime subclass makes the model call, everything else is shared by every runtim
 
 How a call of ``decision.make(prompt, options)`` flows through the room:
 
-* ``_options``: the option forms (dict, list, functions, values, schemas) read into one
-  :class:`~pytest_opdecide._nextstep._options.Menu`, rendered as the menu text;
+* ``_options``: the option forms (dict, list, functions, values, schemas), each entry read by
+  ``_option_forms``, built into one :class:`~pytest_opdecide._nextstep._options.Menu`, cached
+  and rendered as the menu text;
 * ``_schema``: each field's type, what the menu shows of it and how pydantic validates it, with
   ``_examples`` (values drawn from a JSON schema) and ``_response_schema`` (the menu as a JSON
   schema, for structured decisions);

@@ -1,5 +1,10 @@
 """Options: the dict and list forms normalised into one menu, and the menu rendered as text.
 
+Each entry is read once, by ``_option_forms``, into the form it is written in and its parts;
+from that reading this module builds the entry's :class:`Option` (its sections *functions* and
+*schemas*: a function's signature and a schema notation turned into fields and a validator), and
+the menu cache its snapshot of the entry (*the menu cache*). *Rendering* writes the menu text.
+
 Normalising is on the hot path of every decision, so what does not change between calls is
 cached, always by what it is made of, never by object identity: a function's introspected
 fields and argument validator (by function, checked against its defaults and docstring), a
@@ -19,12 +24,20 @@ import operator
 import re
 import typing
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, assert_never
 
 from pydantic.fields import FieldInfo as _FieldInfo
 
+from pytest_opdecide._nextstep._option_forms import (
+    FORMS,
+    Form,
+    OptionKind,
+    Reading,
+    Role,
+    read_entries,
+)
 from pytest_opdecide._nextstep._response_schema import menu_schema
 from pytest_opdecide._nextstep._schema import (
     META_KEYS,
@@ -46,8 +59,6 @@ __all__ = ["RUNTIME_PARAMETER_NAMES", "Menu", "Option", "normalize_options", "re
 
 RUNTIME_PARAMETER_NAMES = frozenset({"runtime", "exec_runtime", "review_runtime"})
 """Parameters with these names receive the active runtime and are hidden from the model."""
-
-OptionKind = Literal["function", "value", "schema"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -356,11 +367,7 @@ def _freeze(notation: Any) -> Any:
     return (type(notation), notation)
 
 
-def _schema_option(name: str, description: str, schema: Any) -> Option:
-    if not isinstance(schema, dict):
-        raise TypeError(
-            f"Option '{name}': a schema must be a dict of fields, got {type(schema).__name__}"
-        )
+def _schema_option(name: str, description: str, schema: dict[str, Any]) -> Option:
     try:
         key: Any = _freeze(schema)
         cached = _schema_cache.get(key)
@@ -382,7 +389,20 @@ def _schema_option(name: str, description: str, schema: Any) -> Option:
     return Option(name, "schema", description, cached[0], validator=cached[1])
 
 
-# --- normalisation -----------------------------------------------------------------------------
+# --- options built from their readings ---------------------------------------------------------
+
+
+def _option(reading: Reading) -> Option:
+    """The option an entry makes, from its reading (see :mod:`._option_forms`)."""
+    kind = reading.form.kind
+    if kind == "function":
+        assert reading.function is not None
+        return _function_option(reading.name, reading.function, reading.description)
+    if kind == "schema":
+        assert reading.schema is not None
+        assert reading.description is not None
+        return _schema_option(reading.name, reading.description, reading.schema)
+    return Option(reading.name, "value", reading.description or "", (), value=reading.value)
 
 
 def _function_option(name: str, fn: Callable[..., Any], description: str | None) -> Option:
@@ -414,79 +434,6 @@ def _unsupported_message(option: str, exc: _UnsupportedParameter) -> str:
     )
 
 
-def _check_description(name: str, description: Any) -> str:
-    if not isinstance(description, str):
-        raise TypeError(
-            f"Option '{name}': the description must be a string, got {type(description).__name__}"
-        )
-    return description
-
-
-def _dict_entry(name: Any, handler: Any) -> Option:
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"Option names must be non-empty strings, got {name!r}")
-    if isinstance(handler, tuple):
-        if len(handler) == 2 and isinstance(handler[0], str) and isinstance(handler[1], dict):
-            description, schema = handler
-            return _schema_option(name, description, schema)
-        if len(handler) == 2:
-            target, description = handler
-            description = _check_description(name, description)
-            if callable(target):
-                return _function_option(name, target, description)
-            return Option(name, "value", description, (), value=target)
-        raise TypeError(
-            f"Option '{name}': a tuple handler must be (value, \"description\"), "
-            f'(function, "description") or ("description", {{schema}}); got a {len(handler)}-tuple'
-        )
-    if callable(handler):
-        return _function_option(name, handler, None)
-    return Option(name, "value", "", (), value=handler)
-
-
-def _list_entry(item: Any) -> Option:
-    if isinstance(item, str):
-        if not item:
-            raise TypeError("Option names must be non-empty strings, got ''")
-        return Option(item, "value", "", (), value=item)
-    if callable(item):
-        return _function_option(_callable_name(item), item, None)
-    if isinstance(item, tuple) and item:
-        head = item[0]
-        if callable(head) and not isinstance(head, str):
-            if len(item) != 2:
-                raise TypeError(
-                    f"Option {_callable_name(head)!r}: a function entry is fn or (fn, "
-                    f'"description"), got a {len(item)}-tuple'
-                )
-            name = _callable_name(head)
-            return _function_option(name, head, _check_description(name, item[1]))
-        if isinstance(head, str) and head:
-            if len(item) == 2:
-                return Option(head, "value", _check_description(head, item[1]), (), value=head)
-            if len(item) == 3:
-                description = _check_description(head, item[1])
-                return _schema_option(head, description, item[2])
-        raise TypeError(
-            'List options are fn, (fn, "description"), "name", ("name", "description") or '
-            f'("name", "description", {{schema}}); got {item!r}'
-        )
-    raise TypeError(
-        'List options are fn, (fn, "description"), "name", ("name", "description") or '
-        f'("name", "description", {{schema}}); got {type(item).__name__} {item!r}'
-    )
-
-
-def _callable_name(fn: Any) -> str:
-    name = getattr(fn, "__name__", None)
-    if not isinstance(name, str) or not name or name == "<lambda>":
-        raise TypeError(
-            f"Option {fn!r} has no usable __name__ to pick it by: "
-            'use the dict form {"name": fn} or a named function'
-        )
-    return name
-
-
 _menu_text_cache: dict[Any, str] = {}
 _MENU_TEXT_CACHE_MAX = 1024
 
@@ -494,8 +441,11 @@ _MENU_TEXT_CACHE_MAX = 1024
 # A menu is cached with copies of the options it was made from (*snapshots*), compared with the
 # options of every call with ``==``: containers and leaves compare in C, identical objects at
 # once, so a menu written as a dict literal inside a method (a new dict on every call, holding
-# the same functions, strings and tuples) is found again at little cost. Where ``==`` alone
-# would serve a changed menu stale, a snapshot holds a marker that compares in Python:
+# the same functions, strings and tuples) is found again at little cost. A snapshot is built
+# from the readings the menu was built from (see ``_option_forms``), each entry in the form it
+# is written in and each part by its role, so that the cache and the menu never read an entry
+# apart. Where ``==`` alone would serve a changed menu stale, a snapshot holds a marker that
+# compares in Python:
 
 
 class _Exact:
@@ -527,23 +477,19 @@ class _Ordered:
     __hash__ = None  # type: ignore[assignment]
 
 
-class _Value:
-    """A value option's value in the loose snapshot: equal to any value that keeps the option
-    a value option (values are not part of the menu; a call's own are bound to it)."""
+def _any_value(rule: Callable[[object], bool]) -> object:
+    """A value option's value in the loose snapshot: equal to any value that its form reads as
+    its value in the same place, as the form's own ``rule`` decides (values are not part of the
+    menu; a call's own are bound to it)."""
 
-    __slots__ = ("in_tuple",)
+    class AnyValue:
+        __slots__ = ()
+        # The rule is the comparison itself: as a static method it is called with the other
+        # operand alone, so that comparing costs the rule's call and no more.
+        __eq__ = staticmethod(rule)
+        __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, in_tuple: bool) -> None:
-        self.in_tuple = in_tuple
-
-    def __eq__(self, other: object) -> bool:
-        return not callable(other) and (self.in_tuple or type(other) is not tuple)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-_VALUE = _Value(in_tuple=False)
-_VALUE_IN_TUPLE = _Value(in_tuple=True)
+    return AnyValue()
 
 
 class _Same:
@@ -559,6 +505,9 @@ class _Same:
         return other is self.value
 
     __hash__ = None  # type: ignore[assignment]
+
+
+_ANY_VALUE = {form: _any_value(form.value_rule) for form in FORMS if form.value_rule is not None}
 
 
 class _Uncacheable(Exception):
@@ -585,32 +534,34 @@ def _schema_snapshot(value: Any, ordered: bool, depth: int = 0) -> Any:
     return value
 
 
-def _value_snapshot(value: Any, *, loose: bool) -> Any:
-    if loose:
-        return _VALUE_IN_TUPLE
-    return value if type(value) is str or value is None else _Same(value)
+def _part_snapshot(form: Form, role: Role, part: Any, *, loose: bool, ordered: bool) -> Any:
+    if role == "schema":
+        return _schema_snapshot(part, ordered)
+    if role == "value":
+        if loose:
+            return _ANY_VALUE[form]
+        return part if type(part) is str or part is None else _Same(part)
+    if role == "function" or role == "name" or role == "description":
+        # A string, or the same function (an equal bound method: of the same instance).
+        return part
+    assert_never(role)
 
 
-def _handler_snapshot(handler: Any, *, loose: bool = False, ordered: bool = True) -> Any:
-    """The snapshot of a dict-form handler, following ``_dict_entry``'s reading of it. The
-    exact one holds values themselves; the loose one a marker that takes any value."""
-    if isinstance(handler, tuple):
-        head, tail = handler
-        if isinstance(head, str) and isinstance(tail, dict):
-            return (head, _schema_snapshot(tail, ordered))
-        if callable(head):
-            return handler
-        return (_value_snapshot(head, loose=loose), tail)
-    if callable(handler):
-        return handler
-    return _VALUE if loose else _value_snapshot(handler, loose=False)
-
-
-def _item_snapshot(item: Any, *, ordered: bool = True) -> Any:
-    """The snapshot of a list-form item, following ``_list_entry``'s reading of it."""
-    if isinstance(item, tuple) and not callable(item[0]):
-        return tuple(_schema_snapshot(part, ordered) for part in item)
-    return item
+def _entry_snapshot(reading: Reading, *, loose: bool = False, ordered: bool = True) -> Any:
+    """The snapshot of one entry: the entry as written, each part copied by its role. The exact
+    one holds values themselves; the loose one a marker that takes any value of the same form."""
+    form, entry = reading.form, reading.entry
+    if form.bare:
+        return _part_snapshot(form, form.parts[0], entry, loose=loose, ordered=ordered)
+    parts = tuple(
+        _part_snapshot(form, role, part, loose=loose, ordered=ordered)
+        for role, part in zip(form.parts, entry, strict=True)
+    )
+    if type(entry) is tuple and all(copy is part for copy, part in zip(parts, entry, strict=True)):
+        # Every part stands for itself: the entry is its own snapshot, and the same tuple (a
+        # constant in the caller's code) compares with it at once, by identity.
+        return entry
+    return parts
 
 
 @dataclass(slots=True, eq=False)
@@ -625,6 +576,10 @@ class _Entry:
     same object needs no check of its dicts' order (which ``==`` cannot see), only of what was
     assigned."""
     copy: Any
+    value_places: tuple[tuple[int, Any, int | None], ...] = ()
+    """Where a call's values are, for the loose snapshot: each value option's index in the menu,
+    its entry's key in the options (its name, or its index in a list), and its place in the tuple
+    the entry is (``None``: written bare)."""
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
@@ -649,34 +604,37 @@ def _rebound(entry: _Entry, options: Any) -> Menu:
     """The cached menu with this call's values of its value options."""
     menu = entry.menu
     changed = list(menu.options)
-    for index, option in enumerate(changed):
-        if option.kind == "value":
-            handler = options[option.name]
-            value = handler[0] if type(handler) is tuple else handler
-            if value is not option.value:
-                changed[index] = dataclasses.replace(option, value=value)
+    for index, where, place in entry.value_places:
+        handler = options[where]
+        value = handler if place is None else handler[place]
+        if value is not changed[index].value:
+            changed[index] = dataclasses.replace(changed[index], value=value)
     by_name = {o.name: o for o in changed}
     return dataclasses.replace(menu, options=tuple(changed), by_name=by_name)
 
 
-def _snapshots(key: Any, options: Any, menu: Menu) -> tuple[Any, Any, Any]:
-    """The exact, loose and copy snapshots of ``options`` (see :class:`_Entry`)."""
+def _snapshot(
+    key: Any, options: Any, readings: list[Reading], *, loose: bool = False, ordered: bool = True
+) -> Any:
+    """A snapshot of ``options``: the same container, each entry's snapshot taken from its
+    reading."""
     if key[0] == "dict":
-        items = options.items()
-        exact = {n: _handler_snapshot(h) for n, h in items}
-        copy = {n: _handler_snapshot(h, ordered=False) for n, h in items}
-        loose = None
-        if any(o.kind == "value" for o in menu.options):
-            loose = {n: _handler_snapshot(h, loose=True) for n, h in items}
-        return exact, loose, copy
-    kind = type(options)
-    exact = kind(_item_snapshot(item) for item in options)
-    return exact, None, kind(_item_snapshot(item, ordered=False) for item in options)
+        return {r.name: _entry_snapshot(r, loose=loose, ordered=ordered) for r in readings}
+    return type(options)(_entry_snapshot(r, loose=loose, ordered=ordered) for r in readings)
 
 
-def _remember(key: Any, options: Any, menu: Menu) -> None:
+def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> None:
+    """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`)."""
+    by_key = key[0] == "dict"
+    places = tuple(
+        (index, r.name if by_key else index, None if r.form.bare else r.form.parts.index("value"))
+        for index, r in enumerate(readings)
+        if r.form.value_rule is not None
+    )
     try:
-        exact, loose, copy = _snapshots(key, options, menu)
+        exact = _snapshot(key, options, readings)
+        copy = _snapshot(key, options, readings, ordered=False)
+        loose = _snapshot(key, options, readings, loose=True) if places else None
     except _Uncacheable:
         return
     entries = _menu_cache.get(key)
@@ -684,7 +642,7 @@ def _remember(key: Any, options: Any, menu: Menu) -> None:
         if len(_menu_cache) >= _MENU_CACHE_KEYS:
             _menu_cache.pop(next(iter(_menu_cache)))
         entries = _menu_cache[key] = []
-    entry = _Entry(exact, loose, menu, options, copy)
+    entry = _Entry(exact, loose, menu, options, copy, places)
     entries.insert(0, entry)
     _seen(entry, options)
     del entries[_ENTRIES_PER_KEY:]
@@ -713,7 +671,7 @@ def normalize_options(options: Any) -> Menu:
     elif isinstance(options, Menu):
         return options
     else:
-        return _normalize(options)  # another Mapping: normalised on every call
+        return _normalize(options)[0]  # another Mapping: normalised on every call
     entries = _menu_cache.get(key)
     if entries:
         # Snapshots are on the left of ``==``: their markers compare first.
@@ -731,8 +689,8 @@ def normalize_options(options: Any) -> Menu:
                     return _rebound(entry, options)
             except Exception:
                 continue
-    menu = _normalize(options)
-    _remember(key, options, menu)
+    menu, readings = _normalize(options)
+    _remember(key, options, menu, readings)
     return menu
 
 
@@ -747,14 +705,13 @@ def clear_caches() -> None:
     _unweakable_cache.clear()
 
 
-def _normalize(options: Any) -> Menu:
-    opts: list[Option]
-    if isinstance(options, Mapping):
-        opts = [_dict_entry(name, handler) for name, handler in options.items()]
-    elif isinstance(options, list | tuple):
-        opts = [_list_entry(item) for item in options]
-    else:
-        raise TypeError(f"options must be a dict or list, got {type(options).__name__}")
+def _normalize(options: Any) -> tuple[Menu, list[Reading]]:
+    """The menu ``options`` make, with the readings of their entries it was built from."""
+    readings: list[Reading] = []
+    opts: list[Option] = []
+    for reading in read_entries(options):  # each entry built as it is read: its error first
+        readings.append(reading)
+        opts.append(_option(reading))
     if not opts:
         raise ValueError("options must offer at least one option, got none")
     by_name: dict[str, Option] = {}
@@ -773,7 +730,8 @@ def _normalize(options: Any) -> Menu:
         o.name for o in opts if o.handler is not None and inspect.iscoroutinefunction(o.handler)
     )
     needs_context = any(f.source == "context" for o in opts for f in o.hidden)
-    return Menu(tuple(opts), by_name, tuple(by_name), text, async_options, needs_context)
+    menu = Menu(tuple(opts), by_name, tuple(by_name), text, async_options, needs_context)
+    return menu, readings
 
 
 # --- rendering ---------------------------------------------------------------------------------

@@ -25,12 +25,8 @@ from pytest_opdecide._nextstep._messages import (
     ToolCall,
     ToolSpec,
 )
-from pytest_opdecide._nextstep._options import (
-    Option,
-    _callable_name,
-    _function_option,
-    normalize_options,
-)
+from pytest_opdecide._nextstep._option_forms import callable_name
+from pytest_opdecide._nextstep._options import Option, _function_option, normalize_options
 from pytest_opdecide._nextstep._procedure import (
     DECISION_FINISH_INSTRUCTION,
     call_args,
@@ -530,7 +526,7 @@ def tool_spec(tool: Callable[..., Any] | ToolSpec) -> tuple[ToolSpec, Option]:
         return tool, _function_option(tool.name, tool.function, tool.description)
     if not callable(tool):
         raise TypeError(f"A tool must be a function, got {type(tool).__name__}")
-    name = _callable_name(tool)
+    name = callable_name(tool)
     option = _function_option(name, tool, None)
     parameters: dict[str, Any] = (
         option.validator.json_schema()
