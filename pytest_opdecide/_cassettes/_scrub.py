@@ -45,8 +45,8 @@ The seam for new rules: a rule that finds secrets by name adds to :meth:`Scrubbe
 :func:`as_stored` (or to the name test :func:`secret_field`, which both use), and remembers each
 value it replaces with :meth:`Scrubber.remember`: the value pass then replaces every other copy
 of it, in every form. A new secret header or parameter name goes into
-:mod:`pytest_opdecide._http._redaction` (the log filters read the same); a new form of a value
-into :mod:`pytest_opdecide._http._secrets`.
+:mod:`pytest_opdecide._http._redaction` (the runtimes, the question providers and the log
+filters read the same list); a new form of a value into :mod:`pytest_opdecide._http._secrets`.
 """
 
 from __future__ import annotations
