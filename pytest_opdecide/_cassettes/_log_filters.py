@@ -8,7 +8,8 @@ logs in failure reports and junit XML:
   vcrpy's loggers are dropped;
 * httpx logs each request's URL at info level (``HTTP Request: POST https://user:key@...``):
   while a cassette is open, such records of the ``httpx`` (and ``httpx2``) loggers are kept with
-  their URLs redacted as messages show them (:func:`~._scrub.redact_text`).
+  their URLs redacted as messages show them
+  (:func:`~pytest_opdecide._http._redaction.redact_text`).
 
 Both are standard ``logging.Filter`` objects added to those libraries' loggers (one per module,
 named after it, as they create them) the first time a cassette opens; outside a cassette they
@@ -26,7 +27,7 @@ import pkgutil
 import threading
 from collections.abc import Iterator
 
-from pytest_opdecide._cassettes._scrub import redact_text
+from pytest_opdecide._http._redaction import redact_text
 
 __all__ = ["credentials_kept_out_of_logs"]
 

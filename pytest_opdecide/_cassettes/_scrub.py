@@ -5,11 +5,13 @@ two passes over the whole cassette.
 
 **By name** (what the name of a header, parameter or field says):
 
-* headers (:func:`secret_header`): any header whose name contains ``key``, ``token``,
-  ``secret``, ``passw``, ``auth``, ``signature``, ``credential``, ``session`` or ``cookie``
-  (:data:`SECRET_HEADERS` lists the vendor headers this covers);
-* the query string (:func:`secret_param`): parameters with such names, and ``sig`` and ``code``;
-  the URL's user info is removed;
+* headers: those the one list of secret header names marks
+  (:func:`~pytest_opdecide._http._redaction.secret_header`: a vendor credential header, or a
+  name that contains ``key``, ``token``, ``secret``, ``passw``, ``auth``, ``signature``,
+  ``credential``, ``session`` or ``cookie``), with the credentials inside their values
+  (:func:`~pytest_opdecide._http._redaction.credential_parts`);
+* the query string (:func:`~pytest_opdecide._http._redaction.secret_param`): parameters with
+  such names, and ``sig`` and ``code``; the URL's user info is removed;
 * JSON (:func:`secret_field`): fields whose names end in one of :data:`SECRET_FIELD_ENDINGS`
   (``api_key``, ``access_token``, ``client_secret``, ``password``...), a bare ``token`` outside
   ``logprobs``, and the project's ``scrub_fields``, at any depth: in request and response
@@ -40,16 +42,15 @@ a request's body into its scrubbed form (cheaply, copying only what changes), an
 recording that holds the placeholder.
 
 The seam for new rules: a rule that finds secrets by name adds to :meth:`Scrubber.by_name` and
-:func:`as_stored` (or to the name tests :func:`secret_header`, :func:`secret_param`,
-:func:`secret_field`, which both use), and remembers each value it replaces with
-:meth:`Scrubber.remember`: the value pass then replaces every other copy of it, in every form.
-A new form of a value goes into :mod:`pytest_opdecide._http._secrets`.
+:func:`as_stored` (or to the name test :func:`secret_field`, which both use), and remembers each
+value it replaces with :meth:`Scrubber.remember`: the value pass then replaces every other copy
+of it, in every form. A new secret header or parameter name goes into
+:mod:`pytest_opdecide._http._redaction` (the runtimes, the question providers and the log
+filters read the same list); a new form of a value into :mod:`pytest_opdecide._http._secrets`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -57,6 +58,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
+from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
 from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, worth_searching
 
 __all__ = [
@@ -64,40 +66,15 @@ __all__ = [
     "NOISE_HEADERS",
     "PLACEHOLDER",
     "SECRET_FIELD_ENDINGS",
-    "SECRET_HEADERS",
     "Redaction",
     "Scrubber",
     "as_stored",
-    "redact_text",
     "scrub_data",
     "scrubbed_query",
     "secret_field",
-    "secret_header",
-    "secret_param",
     "shown_uri",
     "stored_route",
 ]
-
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "api-key",  # Azure OpenAI
-        "x-api-key",  # Anthropic, many gateways
-        "ocp-apim-subscription-key",  # Azure API Management
-        "x-functions-key",  # Azure Functions
-        "x-goog-api-key",  # Google
-        "x-amz-security-token",  # AWS
-    }
-)
-"""Vendor credential headers (lower case); the name rule of :func:`secret_header` covers them
-all, and more."""
-_SECRET_WORDS = re.compile(
-    r"key|token|secret|passw|auth|signature|credential|session|cookie", re.IGNORECASE
-)
-_SECRET_PARAMS = frozenset({"sig", "code"})
 
 SECRET_FIELD_ENDINGS = (
     "apikey",
@@ -158,16 +135,6 @@ make every re-recording a noisy diff, and replay needs none of them."""
 # --- names ---------------------------------------------------------------------------------
 
 
-def secret_header(name: str) -> bool:
-    """Whether a header's value is a secret, by its name."""
-    return bool(_SECRET_WORDS.search(name))
-
-
-def secret_param(name: str) -> bool:
-    """Whether a query (or credential) parameter's value is a secret, by its name."""
-    return name.lower() in _SECRET_PARAMS or bool(_SECRET_WORDS.search(name))
-
-
 def _normal(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
@@ -192,38 +159,7 @@ def _logprobs(name: str) -> bool:
     return any(word in lowered for word in _LOGPROB_WORDS)
 
 
-# --- the parts of a credential -------------------------------------------------------------
-
-
-def _credential_parts(name: str, value: str) -> Iterator[str]:
-    """What to remember of a secret header's (or parameter's) value: the value, and the
-    credentials inside it (a bearer token, Basic auth's ``user:password`` and its halves, a
-    cookie's values, SigV4's access key id and signature)."""
-    yield value
-    lowered = name.lower()
-    if lowered in ("cookie", "set-cookie"):
-        pairs = value.split(";")[:1] if lowered == "set-cookie" else value.split(";")
-        for pair in pairs:
-            yield pair.strip().partition("=")[2]
-        return
-    scheme, _, rest = value.strip().partition(" ")
-    if not rest:
-        return
-    rest = rest.strip()
-    yield rest
-    if scheme.lower() == "basic":
-        try:
-            decoded = base64.b64decode(rest, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return
-        user, _, password = decoded.partition(":")
-        yield from (decoded, user, password)
-        return
-    for piece in rest.split(","):
-        key, equals, item = piece.strip().partition("=")
-        if equals and secret_param(key):
-            yield item
-            yield item.split("/")[0]
+# --- the URL's user info -------------------------------------------------------------------
 
 
 def _strip_userinfo(uri: str) -> tuple[str, list[str]]:
@@ -447,7 +383,7 @@ class Scrubber:
 
     def remember(self, value: Any, name: str = "") -> None:
         """Replace ``value`` (and the credentials inside it) by value too."""
-        for part in _credential_parts(name, str(value)):
+        for part in credential_parts(name, str(value)):
             if worth_searching(part):
                 self.seen.add(part)
 
@@ -630,7 +566,7 @@ def scrub_data(value: Any, secrets: Secrets | None = None) -> Any:
     seen: list[str] = []
 
     def remember(found: Any) -> None:
-        seen.extend(part for part in _credential_parts("", str(found)) if worth_searching(part))
+        seen.extend(part for part in credential_parts("", str(found)) if worth_searching(part))
 
     named = _by_name(value, frozenset(), remember)
     known = Secrets.current() if secrets is None else secrets
@@ -722,22 +658,3 @@ def shown_uri(uri: str, secrets: Secrets | None = None) -> str:
     stripped, _ = _strip_userinfo(uri)
     shown = Scrubber(secrets=Secrets()).uri(stripped)
     return (Secrets.current() if secrets is None else secrets).text(shown)
-
-
-_USERINFO = re.compile(r"(?<=://)[^/\s@]+@")
-_QUERY_PAIR = re.compile(r"([?&;])([^=&;\s#]+)=([^&;\s#\"'<>]*)")
-
-
-def redact_text(text: str, secrets: Secrets | None = None) -> str:
-    """Free text (a log line) as messages show it: URLs without user info, secret query
-    values and every known secret (by default :meth:`Secrets.current`) as the placeholder."""
-    text = _USERINFO.sub("", text)
-    text = _QUERY_PAIR.sub(
-        lambda pair: (
-            f"{pair[1]}{pair[2]}={PLACEHOLDER}"
-            if pair[3] and secret_param(unquote(pair[2]))
-            else pair[0]
-        ),
-        text,
-    )
-    return (Secrets.current() if secrets is None else secrets).text(text)

@@ -10,6 +10,10 @@ answer here:
   ``Retry-After`` in seconds or as a date);
 * :func:`server_message`: the reason the server gave, from the JSON error bodies servers send
   (OpenAI, FastAPI...) or the body's text.
+
+What the server said may echo a credential: both stacks read it through
+:meth:`~._redaction.MessageRedaction.server_message`, which redacts it before and after this
+module reads it, and only then clips it.
 """
 
 from __future__ import annotations
@@ -139,8 +143,8 @@ def server_error_message(data: Any) -> str:
 def server_message(text: str) -> str:
     """The reason an error body gives: its JSON error message, else its text on one line.
 
-    Not shortened (see :func:`clip`), and not redacted: callers that know secrets redact them
-    first.
+    Not shortened (see :func:`clip`), and not redacted: read it through
+    :meth:`~._redaction.MessageRedaction.server_message`, which knows the request's credentials.
     """
     try:
         data = json.loads(text)
@@ -150,5 +154,8 @@ def server_message(text: str) -> str:
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, with ``...`` when it was longer."""
+    """``text`` cut to ``limit`` characters, with ``...`` when it was longer.
+
+    Cut server text only once it is redacted: the first half of a credential is no longer found.
+    """
     return text if len(text) <= limit else text[:limit] + "..."

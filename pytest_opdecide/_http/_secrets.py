@@ -188,12 +188,13 @@ class Secrets:
         )
         return None if source is None else re.compile(source.encode("latin-1"))
 
-    def text(self, text: str) -> str:
-        """``text`` with every form of every value, and key-like text, as the placeholder."""
+    def text(self, text: str, placeholder: str = PLACEHOLDER) -> str:
+        """``text`` with every form of every value, and key-like text, as ``placeholder``
+        (a cassette's :data:`PLACEHOLDER` by default)."""
         pattern = self._text_pattern
         if pattern is not None:
-            text = pattern.sub(PLACEHOLDER, text)
-        return KEYLIKE.sub(PLACEHOLDER, text)
+            text = pattern.sub(placeholder, text)
+        return KEYLIKE.sub(placeholder, text)
 
     def data(self, data: bytes) -> bytes:
         """``data`` with every form of every value, and key-like text, as the placeholder."""

@@ -16,11 +16,16 @@ without them), the provider falls back to a *verbalized* distribution (the model
 object, which is validated and re-asked once when invalid) or to *sampling* the answer several
 times. ``metadata["questions"][id]["method"]`` records ``logprobs``, ``verbalized`` or
 ``sampled``, with the label mass and any label missing from the top list.
+
+No message shows a credential: whatever the server sent that a message or the metadata quotes
+passes through a :class:`~pytest_opdecide._http._redaction.MessageRedaction` of everything the
+call's requests carried (:meth:`_Call.redaction`), and so do the URLs messages name.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -31,14 +36,9 @@ import httpx
 from pydantic import JsonValue
 
 from pytest_opdecide._http._credentials import register_client
-from pytest_opdecide._http._error_answers import (
-    StatusKind,
-    clip,
-    retry_after_seconds,
-    server_message,
-    status_kind,
-)
+from pytest_opdecide._http._error_answers import StatusKind, retry_after_seconds, status_kind
 from pytest_opdecide._http._network import model_call
+from pytest_opdecide._http._redaction import MessageRedaction, carried_credentials
 from pytest_opdecide.questions._concurrency import all_or_nothing
 from pytest_opdecide.questions._distribution import (
     DistributionError,
@@ -119,10 +119,6 @@ def status_error_code(status: int) -> ProviderErrorCode:
         ``unknown``.
     """
     return _ERROR_CODES[status_kind(status)]
-
-
-def _server_message(response: httpx.Response) -> str:
-    return clip(server_message(response.text), _MAX_ERROR_TEXT)
 
 
 def _reject_constant(name: str) -> float:
@@ -262,8 +258,9 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
         self._label_tokens = LabelTokenCache(self.base_url)
 
     def __repr__(self) -> str:
+        shown = MessageRedaction(self._credentials()).text(self.base_url)  # no user info
         return (
-            f"OpenAICompatibleDecisionProvider(name={self.name!r}, base_url={self.base_url!r}, "
+            f"OpenAICompatibleDecisionProvider(name={self.name!r}, base_url={shown!r}, "
             f"model={self.model!r}, fallback={self.fallback!r})"
         )
 
@@ -347,14 +344,13 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
     def _url(self, path: str) -> str:
         return f"{self.base_url}{path}"
 
-    def _status_error(self, response: httpx.Response) -> ProviderError:
-        status = response.status_code
-        code = status_error_code(status)
-        return ProviderError(
-            f"{self.name}: HTTP {status} from {response.request.url}: {_server_message(response)}",
-            code,
-            status_code=status,
-            retry_after=retry_after_seconds(response.headers) if code == "rate_limit" else None,
+    def _credentials(self) -> list[str]:
+        """Every credential this provider's requests carry (its messages hide them)."""
+        return carried_credentials(
+            api_key=self.api_key,
+            headers=self.default_headers,
+            url=self.base_url,
+            sent=self._headers(),
         )
 
     async def get_models(self, filter: str | None = None) -> list[ProviderModelInfo]:
@@ -417,12 +413,6 @@ def _usage(payload: Mapping[str, Any]) -> ProviderUsage | None:
     return usage
 
 
-def _malformed(provider: str, question_id: str, problem: str) -> ProviderError:
-    return ProviderError(
-        f"{provider}: question {question_id!r}: malformed response: {problem}", "unknown"
-    )
-
-
 class _Call:
     """The requests of one ``decide`` call, sharing a client and a concurrency limit."""
 
@@ -438,6 +428,49 @@ class _Call:
         self.model = model
         self.limit = limit
         self.timeout = httpx.Timeout(provider.timeout / 1000)
+        self._carried = set(provider._credentials())
+        self._redaction: MessageRedaction | None = None
+
+    @property
+    def redaction(self) -> MessageRedaction:
+        """What messages hide: every credential the provider was configured with, and what
+        the headers and URL of each request sent so far carried (a caller's own client may
+        add some)."""
+        if self._redaction is None:
+            self._redaction = MessageRedaction(self._carried)
+        return self._redaction
+
+    def _sent(self, request: httpx.Request) -> None:
+        carried = set(carried_credentials(url=str(request.url), sent=request.headers))
+        if not carried <= self._carried:
+            self._carried |= carried
+            self._redaction = None
+
+    def _failure(
+        self, question_id: str, problem: str, code: ProviderErrorCode = "unknown"
+    ) -> ProviderError:
+        """The error for one question, with nothing a request carried in its message."""
+        return ProviderError(
+            self.redaction.text(f"{self.provider.name}: question {question_id!r}: {problem}"), code
+        )
+
+    def _malformed(self, question_id: str, problem: str) -> ProviderError:
+        return self._failure(question_id, f"malformed response: {problem}")
+
+    def _said(self, response: httpx.Response) -> str:
+        """The reason an error answer gives, redacted and cut short."""
+        return self.redaction.server_message(response.text, _MAX_ERROR_TEXT)
+
+    def _status_error(self, response: httpx.Response) -> ProviderError:
+        status = response.status_code
+        code = status_error_code(status)
+        url = self.redaction.text(str(response.request.url))
+        return ProviderError(
+            f"{self.provider.name}: HTTP {status} from {url}: {self._said(response)}",
+            code,
+            status_code=status,
+            retry_after=retry_after_seconds(response.headers) if code == "rate_limit" else None,
+        )
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
         return await self.post_json(self.provider._url("/chat/completions"), body)
@@ -445,41 +478,41 @@ class _Call:
     async def post_json(self, url: str, body: dict[str, Any]) -> httpx.Response:
         """POST ``body`` to ``url`` with the provider's headers, timeout and concurrency limit."""
         content = json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+        limit = self.limit if self.limit is not None else contextlib.nullcontext()
         try:
-            if self.limit is None:
-                return await self.client.post(
-                    url, content=content, headers=self.provider._headers(), timeout=self.timeout
-                )
-            async with self.limit:
-                return await self.client.post(
+            async with limit:
+                response = await self.client.post(
                     url, content=content, headers=self.provider._headers(), timeout=self.timeout
                 )
         except httpx.TimeoutException as error:
             raise ProviderError(
-                f"{self.provider.name}: request to {url} timed out "
+                f"{self.provider.name}: request to {self.redaction.text(url)} timed out "
                 f"(timeout {self.provider.timeout:g} ms): {type(error).__name__}",
                 "timeout",
             ) from error
         except httpx.HTTPError as error:
+            failed = f"{type(error).__name__}: {error}"
             raise ProviderError(
-                f"{self.provider.name}: request to {url} failed: {type(error).__name__}: {error}",
+                self.redaction.text(f"{self.provider.name}: request to {url} failed: {failed}"),
                 "server_error",
             ) from error
+        self._sent(response.request)
+        return response
 
     def _payload(self, question_id: str, response: httpx.Response) -> dict[str, Any]:
         if response.status_code >= 400:
-            raise self.provider._status_error(response)
+            raise self._status_error(response)
         try:
             data = json.loads(response.text, parse_constant=_reject_constant)
         except ValueError as error:
-            raise _malformed(
-                self.provider.name,
-                question_id,
-                f"the body is not JSON ({error}): {response.text[:80]!r}",
-            ) from None
-        if not isinstance(data, dict):
-            raise _malformed(self.provider.name, question_id, "the body is not a JSON object")
-        return data
+            not_json = str(error)
+        else:
+            if not isinstance(data, dict):
+                raise self._malformed(question_id, "the body is not a JSON object")
+            return data
+        # Raised out here, chained to nothing: the JSON error holds the whole body.
+        shown = self.redaction.text(response.text)[:80]  # redacted before it is cut
+        raise self._malformed(question_id, f"the body is not JSON ({not_json}): {shown!r}")
 
     def _record(
         self,
@@ -511,20 +544,18 @@ class _Call:
     def _first_choice(self, question_id: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
         choices = payload.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            raise _malformed(self.provider.name, question_id, "no choices[0] object")
+            raise self._malformed(question_id, "no choices[0] object")
         return choices[0]
 
     def _text(self, question_id: str, payload: Mapping[str, Any]) -> str:
         message = self._first_choice(question_id, payload).get("message")
         if not isinstance(message, Mapping):
-            raise _malformed(self.provider.name, question_id, "choices[0] has no message object")
+            raise self._malformed(question_id, "choices[0] has no message object")
         content = message.get("content")
         if content is None:
             return ""
         if not isinstance(content, str):
-            raise _malformed(
-                self.provider.name, question_id, "choices[0].message.content is not text"
-            )
+            raise self._malformed(question_id, "choices[0].message.content is not text")
         return content
 
     async def answer(
@@ -609,19 +640,20 @@ class _Call:
         response = await self._post(body)
         if response.status_code in _REFUSAL_STATUSES and "logprob" in response.text.lower():
             raise _LogprobsUnavailable(
-                f"HTTP {response.status_code}: {_server_message(response)}",
+                f"HTTP {response.status_code}: {self._said(response)}",
                 status_error_code(response.status_code),
                 response.status_code,
             )
         payload = self._payload(question_id, response)
         self._record(usages, models, payload)
         sampled, top = self._read_logprobs(question_id, payload)
+        unusable: str | None = None
         try:
             distribution = label_distribution(top, prompt.labels, sampled=sampled)
         except DistributionError as error:
-            raise ProviderError(
-                f"{provider.name}: question {question_id!r}: {error}", "unknown"
-            ) from error
+            unusable = str(error)
+        if unusable is not None:  # raised out here, chained to nothing: it quotes the tokens
+            raise self._failure(question_id, unusable)
         if distribution.label_mass < provider.min_label_mass:
             raise ProviderError(
                 f"{provider.name}: question {question_id!r}: the model put only "
@@ -650,18 +682,17 @@ class _Call:
     def _read_logprobs(
         self, question_id: str, payload: Mapping[str, Any]
     ) -> tuple[tuple[str, float] | None, list[tuple[str, float]]]:
-        name = self.provider.name
         logprobs = self._first_choice(question_id, payload).get("logprobs")
         if logprobs is None:
             raise _LogprobsUnavailable("the response carries no logprobs", "unknown", None)
         if not isinstance(logprobs, Mapping):
-            raise _malformed(name, question_id, "choices[0].logprobs is not an object")
+            raise self._malformed(question_id, "choices[0].logprobs is not an object")
         content = logprobs.get("content")
         if content is None or content == []:
             raise _LogprobsUnavailable("the response's logprobs list no token", "unknown", None)
         if not isinstance(content, list) or not isinstance(content[0], Mapping):
-            raise _malformed(
-                name, question_id, "choices[0].logprobs.content is not a list of objects"
+            raise self._malformed(
+                question_id, "choices[0].logprobs.content is not a list of objects"
             )
         first = content[0]
         where = "choices[0].logprobs.content[0]"
@@ -670,7 +701,7 @@ class _Call:
         if top_raw is None:
             top_raw = []
         if not isinstance(top_raw, list):
-            raise _malformed(name, question_id, f"{where}.top_logprobs is not a list")
+            raise self._malformed(question_id, f"{where}.top_logprobs is not a list")
         top = [
             self._pair(question_id, entry, f"{where}.top_logprobs[{i}]")
             for i, entry in enumerate(top_raw)
@@ -679,16 +710,12 @@ class _Call:
 
     def _pair(self, question_id: str, entry: object, where: str) -> tuple[str, float]:
         if not isinstance(entry, Mapping):
-            raise _malformed(self.provider.name, question_id, f"{where} is not an object")
+            raise self._malformed(question_id, f"{where} is not an object")
         token, logprob = entry.get("token"), entry.get("logprob")
         if not isinstance(token, str):
-            raise _malformed(
-                self.provider.name, question_id, f"{where}.token is {token!r}, not text"
-            )
+            raise self._malformed(question_id, f"{where}.token is {token!r}, not text")
         if isinstance(logprob, bool) or not isinstance(logprob, int | float) or math.isnan(logprob):
-            raise _malformed(
-                self.provider.name, question_id, f"{where}.logprob is {logprob!r}, not a number"
-            )
+            raise self._malformed(question_id, f"{where}.logprob is {logprob!r}, not a number")
         return token, float(logprob)
 
     async def _by_verbalized(
@@ -742,10 +769,10 @@ class _Call:
             return _Outcome(
                 answer_from_labels(question, prompt, stated.normalised()), metadata, usages, models
             )
-        raise ProviderError(
-            f"{provider.name}: question {question_id!r}: the server gives no log-probabilities "
-            f"({reason}) and the model's written distribution was unusable twice: {problem}",
-            "unknown",
+        raise self._failure(
+            question_id,
+            f"the server gives no log-probabilities ({reason}) and the model's written "
+            f"distribution was unusable twice: {problem}",
         )
 
     async def _by_sampling(
@@ -778,10 +805,10 @@ class _Call:
         counts, unrecognised = sampled_distribution(texts, prompt.labels)
         recognised = provider.samples - unrecognised
         if recognised == 0:
-            raise ProviderError(
-                f"{provider.name}: question {question_id!r}: none of {provider.samples} samples "
-                f"answered with a label {list(prompt.labels)}: {texts[:5]}",
-                "unknown",
+            raise self._failure(
+                question_id,
+                f"none of {provider.samples} samples answered with a label "
+                f"{list(prompt.labels)}: {texts[:5]}",
             )
         metadata: dict[str, JsonValue] = {
             "method": "sampled",

@@ -1,8 +1,10 @@
 """HTTP failures as the runtime error tree: status codes, httpx exceptions, odd bodies.
 
 Every message names the request by method and URL path (the host only for connection
-problems, never credentials) and says how to fix it. Text quoted from the server passes through
-:func:`redact` first.
+problems, never credentials) and says how to fix it. Whatever the server said (its body, its
+reason phrase, a header) passes through the request's
+:class:`~pytest_opdecide._http._redaction.MessageRedaction` first (:meth:`Where.redact`): every
+credential the request carried, in every form, shows as ``***``.
 """
 
 from __future__ import annotations
@@ -12,12 +14,8 @@ from typing import Any
 
 import httpx
 
-from pytest_opdecide._http._error_answers import (
-    clip,
-    retry_after_seconds,
-    server_message,
-    status_kind,
-)
+from pytest_opdecide._http._error_answers import retry_after_seconds, status_kind
+from pytest_opdecide._http._redaction import MessageRedaction
 from pytest_opdecide.runtimes._protocol import ProtocolProblem
 from pytest_opdecide.runtimes._runtime_errors import (
     AuthenticationError,
@@ -32,33 +30,10 @@ from pytest_opdecide.runtimes._runtime_errors import (
     ServerError,
 )
 
-__all__ = [
-    "SECRET_HEADERS",
-    "Where",
-    "error_for_problem",
-    "error_for_status",
-    "error_for_transport",
-    "redact",
-]
-
-SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "x-goog-api-key"}
-)
-"""Header names (lower case) whose values are secrets: never shown, redacted from server text."""
-
-_MIN_SECRET_LENGTH = 4
-"""Shorter "secrets" are not redacted: replacing every ``"x"`` would garble the message."""
+__all__ = ["Where", "error_for_problem", "error_for_status", "error_for_transport"]
 
 _BODY_LIMIT = 2000
 _MESSAGE_LIMIT = 300
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every occurrence of each secret replaced by ``***``."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= _MIN_SECRET_LENGTH:
-            text = text.replace(secret, "***")
-    return text
 
 
 def _sentence(text: str) -> str:
@@ -71,7 +46,8 @@ class Where:
 
     Args:
         url: The request's URL.
-        secrets: Values never to show (the API key, secret header values).
+        secrets: Values never to show: every credential the request carries
+            (:func:`~pytest_opdecide._http._redaction.carried_credentials`).
         key_sent: An ``Authorization`` header was sent.
         method: The HTTP method.
     """
@@ -85,7 +61,7 @@ class Where:
         host = f"[{url.host}]" if ":" in url.host else url.host
         # Scheme, host and port only: user info in a URL is a credential.
         self.origin = f"{url.scheme}://{host}{port}"
-        self.secrets = tuple(secret for secret in secrets if secret)
+        self.redaction = MessageRedaction(secrets)
         self.key_sent = key_sent
 
     @property
@@ -94,8 +70,8 @@ class Where:
         return f"{self.method} {self.path}"
 
     def redact(self, text: str) -> str:
-        """``text`` with the secrets replaced by ``***``."""
-        return redact(text, self.secrets)
+        """``text`` with the secrets, in every form, and key-like text as ``***``."""
+        return self.redaction.text(text)
 
 
 def _status_fix(status: int, where: Where, retry_after: float | None, headers: Any) -> str:
@@ -135,7 +111,7 @@ def _status_fix(status: int, where: Where, retry_after: float | None, headers: A
         return "The model server failed: retry, or look at the server's log for the cause."
     if 300 <= status < 400:
         try:
-            target = httpx.URL(headers.get("location", "")).path
+            target = where.redact(httpx.URL(headers.get("location", "")).path)
         except httpx.InvalidURL:
             target = ""
         shown = f" to {target}" if target else ""
@@ -148,9 +124,9 @@ def error_for_status(response: httpx.Response, where: Where) -> ResponseStatusEr
     status = response.status_code
     kind = status_kind(status)
     text = response.text
-    said_by_server = clip(where.redact(server_message(text)), _MESSAGE_LIMIT)
-    body = clip(where.redact(text), _BODY_LIMIT)
-    reason = f" {response.reason_phrase}" if response.reason_phrase else ""
+    said_by_server = where.redaction.server_message(text, _MESSAGE_LIMIT)
+    body = where.redaction.clipped(text, _BODY_LIMIT)
+    reason = f" {where.redact(response.reason_phrase)}" if response.reason_phrase else ""
     said = f": {_sentence(said_by_server)}" if said_by_server else " (the body gives no reason)."
     retry_after = retry_after_seconds(response.headers) if kind == "rate_limit" else None
     message = (
@@ -250,8 +226,8 @@ def error_for_problem(
             method=where.method,
             path=where.path,
             status_code=status_code,
-            server_message=clip(description, _MESSAGE_LIMIT),
-            body=clip(where.redact(body), _BODY_LIMIT),
+            server_message=where.redaction.clipped(description, _MESSAGE_LIMIT),
+            body=where.redaction.clipped(body, _BODY_LIMIT),
         )
     return MalformedResponseError(
         f"{where.request} answered {status_code}, but {description}. Check that base_url "
@@ -259,5 +235,5 @@ def error_for_problem(
         method=where.method,
         path=where.path,
         status_code=status_code,
-        body=clip(where.redact(body), _BODY_LIMIT),
+        body=where.redaction.clipped(body, _BODY_LIMIT),
     )

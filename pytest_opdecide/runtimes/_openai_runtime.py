@@ -14,12 +14,12 @@ import httpx
 
 from pytest_opdecide._http._credentials import register_client
 from pytest_opdecide._http._network import model_call
+from pytest_opdecide._http._redaction import carried_credentials
 from pytest_opdecide._http._replay_routing import replay_async_client, replay_client
 from pytest_opdecide._nextstep._messages import ModelReply, ModelRequest
 from pytest_opdecide._nextstep._response_schema import json_schema_format
 from pytest_opdecide._nextstep._runtime import Runtime
 from pytest_opdecide.runtimes._error_mapping import (
-    SECRET_HEADERS,
     Where,
     error_for_problem,
     error_for_status,
@@ -103,8 +103,9 @@ class OpenAICompatibleRuntime(Runtime):
         temperature: Sent with every call; the default 0 makes replies (and so cassettes)
             reproducible. ``None`` sends none: the server's default applies.
         default_headers: More headers for every request (``{"api-key": ...}`` for Azure,
-            an ``OpenAI-Organization``...). Values of secret-looking headers are redacted
-            from error messages like the key.
+            an ``OpenAI-Organization``...). Their values (but for ``Accept``,
+            ``Content-Type``, ``User-Agent`` and version headers) are redacted from error
+            messages like the key.
         stream: Ask for server-sent events and assemble the reply from them. The result is the
             same :class:`~pytest_opdecide.ModelReply`; its ``raw`` is the list of events.
         extra_body: More top-level body fields for every call (``max_tokens``, ``seed``,
@@ -232,10 +233,10 @@ class OpenAICompatibleRuntime(Runtime):
             headers["Authorization"] = f"Bearer {self._api_key.value}"
         self._headers = headers
         register_client(api_key=api_key, headers=default_headers, url=base_url)  # for cassettes
-        secrets = [value for name, value in headers.items() if name.lower() in SECRET_HEADERS]
-        if self._api_key is not None:
-            secrets.append(self._api_key.value)
-        self._where = Where(self._url, secrets, key_sent="authorization" in headers)
+        carried = carried_credentials(
+            api_key=api_key, headers=default_headers, url=base_url, sent=headers
+        )
+        self._where = Where(self._url, carried, key_sent="authorization" in headers)
 
         self._sync_transport = transport if isinstance(transport, httpx.BaseTransport) else None
         if async_transport is None and isinstance(transport, httpx.AsyncBaseTransport):
@@ -567,9 +568,8 @@ class OpenAICompatibleRuntime(Runtime):
         try:
             data = response.json()
         except ValueError:
-            raise ProtocolProblem(
-                f"the body is not JSON: {_head(response.text)!r}", body=response.text
-            ) from None
+            shown = _head(self._where.redact(response.text))  # redacted before it is cut
+            raise ProtocolProblem(f"the body is not JSON: {shown!r}", body=response.text) from None
         try:
             return parse_completion(data)
         except ProtocolProblem as problem:
