@@ -342,3 +342,12 @@ def test_the_runtime_hides_the_query_credentials_the_log_filters_hide(
         logger.info("HTTP Request: POST %s/v1?x-session-token=%s", ORIGIN, value)
     assert value not in caplog.text
     assert "x-session-token=" in caplog.text
+
+
+def test_a_sentence_about_bearer_tokens_is_not_taken_for_one() -> None:
+    """The key-like net hides tokens, not the words servers say about them."""
+    from pytest_opdecide._http._secrets import KEYLIKE
+
+    assert not KEYLIKE.search("401: Bearer authentication required")
+    assert KEYLIKE.search("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig")
+    assert KEYLIKE.search("Bearer 0123456789abcdefghij")

@@ -46,14 +46,16 @@ MIN_SECRET_LENGTH = 8
 
 KEYLIKE = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{16,}"
-    r"|Bearer\s+[A-Za-z0-9._~+/=-]{12,}"
+    r"|Bearer\s+(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{12,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|AIza[0-9A-Za-z_-]{35}"
     r"|gh[pousr]_[A-Za-z0-9]{36,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,})"
 )
 """Text shaped like a key or token, replaced wherever it appears (OpenAI-style ``sk-`` keys,
-bearer tokens, AWS access key ids, Google API keys, GitHub and Slack tokens)."""
+bearer tokens, AWS access key ids, Google API keys, GitHub and Slack tokens). A bearer token
+holds something besides letters (a digit, a dot...): ``Bearer authentication required`` is a
+sentence that servers send, not a token."""
 _KEYLIKE_BYTES = re.compile(KEYLIKE.pattern.encode())
 
 _ENV_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
