@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from pytest_opdecide._nextstep._agent import (
         agent_async as agent_async,
     )
+    from pytest_opdecide._nextstep._annotations import FromContext as FromContext
+    from pytest_opdecide._nextstep._annotations import Param as Param
     from pytest_opdecide._nextstep._binding import current_runtime as current_runtime
     from pytest_opdecide._nextstep._decision_errors import (
         DecisionError as DecisionError,
@@ -72,8 +74,6 @@ if TYPE_CHECKING:
     )
     from pytest_opdecide._nextstep._runtime import Runtime as Runtime
     from pytest_opdecide._nextstep._runtime import tool_spec as tool_spec
-    from pytest_opdecide._nextstep._schema import FromContext as FromContext
-    from pytest_opdecide._nextstep._schema import Param as Param
     from pytest_opdecide._nextstep._trace import CallRecord as CallRecord
     from pytest_opdecide._nextstep._trace import CallTrace as CallTrace
     from pytest_opdecide.plugin._guard import RealCallBlocked as RealCallBlocked
@@ -92,11 +92,11 @@ _WHERE = {
     "CassetteMismatch": "_cassettes._cassette",
     "DecisionError": "_nextstep._decision_errors",
     "ExecRuntime": "_nextstep._adapter",
-    "FromContext": "_nextstep._schema",
+    "FromContext": "_nextstep._annotations",
     "Message": "_nextstep._messages",
     "ModelReply": "_nextstep._messages",
     "ModelRequest": "_nextstep._messages",
-    "Param": "_nextstep._schema",
+    "Param": "_nextstep._annotations",
     "RealCallBlocked": "plugin._guard",
     "Runtime": "_nextstep._runtime",
     "SnapshotMismatch": "plugin._snapshots",

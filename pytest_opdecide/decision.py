@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_opdecide._nextstep._adapter import as_runtime, user_runtime
+from pytest_opdecide._nextstep._annotations import FromContext, Param
 from pytest_opdecide._nextstep._binding import NO_RUNTIME_MESSAGE, current_parent, current_runtime
 from pytest_opdecide._nextstep._decision_errors import DecisionError
 from pytest_opdecide._nextstep._extract import extract_action as extract_raw_action
@@ -34,7 +35,6 @@ from pytest_opdecide._nextstep._procedure import (
     split_action,
 )
 from pytest_opdecide._nextstep._runtime import Runtime, drive, drive_async
-from pytest_opdecide._nextstep._schema import FromContext, Param
 from pytest_opdecide._nextstep._steps import Procedure
 
 __all__ = [

@@ -32,10 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
-from pytest_opdecide._nextstep._procedure import parse_once
-from pytest_opdecide._nextstep._schema import (
-    META_KEYS,
+from pytest_opdecide._nextstep._annotations import META_KEYS, Param
+from pytest_opdecide._nextstep._field_types import (
     ChoiceSpec,
     DictSpec,
     FieldSpec,
@@ -43,8 +41,6 @@ from pytest_opdecide._nextstep._schema import (
     ModelSpec,
     NoneSpec,
     ObjectSpec,
-    Param,
-    ParseFailure,
     PydanticSpec,
     ScalarSpec,
     SequenceSpec,
@@ -52,6 +48,9 @@ from pytest_opdecide._nextstep._schema import (
     UnionSpec,
     UnknownSpec,
 )
+from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
+from pytest_opdecide._nextstep._procedure import parse_once
+from pytest_opdecide._nextstep._validation import ParseFailure
 
 __all__ = [
     "META_KEYS",

@@ -9,9 +9,12 @@ How a call of ``decision.make(prompt, options)`` flows through the room:
 * ``_options``: the option forms (dict, list, functions, values, schemas), each entry read by
   ``_option_forms``, built into one :class:`~pytest_opdecide._nextstep._options.Menu`, cached
   and rendered as the menu text;
-* ``_schema``: each field's type, what the menu shows of it and how pydantic validates it, with
+* ``_field_types``: each field's type, what the menu shows of it and the pydantic-core schema
+  that checks it, read from annotations and schema notation by ``_annotations``; with
   ``_examples`` (values drawn from a JSON schema) and ``_response_schema`` (the menu as a JSON
   schema, for structured decisions);
+* ``_validation``: one compiled validator per option, its failures explained in the
+  reference's words;
 * ``_procedure``: the decision procedure (parse, validate, re-pick, resolve) as a sans-IO
   generator of ``_steps``, with ``_extract`` (the pick found in a reply) and
   ``_decision_errors``;

@@ -30,6 +30,22 @@ from typing import Any, assert_never
 
 from pydantic.fields import FieldInfo as _FieldInfo
 
+from pytest_opdecide._nextstep._annotations import (
+    META_KEYS,
+    FromContext,
+    Param,
+    annotation_label,
+    object_from_notation,
+    spec_from_annotation,
+)
+from pytest_opdecide._nextstep._field_types import (
+    ChoiceSpec,
+    FieldSpec,
+    TypeSpec,
+    UnknownSpec,
+    UnsupportedType,
+    json_dumps,
+)
 from pytest_opdecide._nextstep._option_forms import (
     FORMS,
     Form,
@@ -39,21 +55,7 @@ from pytest_opdecide._nextstep._option_forms import (
     read_entries,
 )
 from pytest_opdecide._nextstep._response_schema import menu_schema
-from pytest_opdecide._nextstep._schema import (
-    META_KEYS,
-    ArgsValidator,
-    ChoiceSpec,
-    FieldSpec,
-    FromContext,
-    Param,
-    TypeSpec,
-    UnknownSpec,
-    UnsupportedType,
-    annotation_label,
-    json_dumps,
-    object_from_notation,
-    spec_from_annotation,
-)
+from pytest_opdecide._nextstep._validation import ArgsValidator
 
 __all__ = ["RUNTIME_PARAMETER_NAMES", "Menu", "Option", "normalize_options", "render_menu"]
 

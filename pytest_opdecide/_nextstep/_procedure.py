@@ -16,16 +16,16 @@ from pytest_opdecide._nextstep._binding import NO_RUNTIME_MESSAGE
 from pytest_opdecide._nextstep._content import content_blocks
 from pytest_opdecide._nextstep._decision_errors import DecisionError, reply_text
 from pytest_opdecide._nextstep._extract import CALL_KEYS, extract_action
+from pytest_opdecide._nextstep._field_types import FieldSpec
 from pytest_opdecide._nextstep._messages import Message, ModelRequest
 from pytest_opdecide._nextstep._options import Menu, Option
-from pytest_opdecide._nextstep._schema import (
+from pytest_opdecide._nextstep._steps import InvokeStep, ModelStep, Procedure
+from pytest_opdecide._nextstep._validation import (
     ArgsValidator,
-    FieldSpec,
     ParseFailure,
     explain,
     safe_repr,
 )
-from pytest_opdecide._nextstep._steps import InvokeStep, ModelStep, Procedure
 
 __all__ = [
     "CALL_KEYS",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pytest_opdecide._nextstep._binding import current_agent, current_parent, parent_call
 from pytest_opdecide._nextstep._content import content_blocks
 from pytest_opdecide._nextstep._decision_errors import ToolLoopError
+from pytest_opdecide._nextstep._field_types import json_dumps
 from pytest_opdecide._nextstep._messages import (
     Message,
     ModelReply,
@@ -36,9 +37,9 @@ from pytest_opdecide._nextstep._procedure import (
     resolve_procedure,
     text_block,
 )
-from pytest_opdecide._nextstep._schema import ParseFailure, json_dumps
 from pytest_opdecide._nextstep._steps import InvokeStep, ModelStep, Procedure
 from pytest_opdecide._nextstep._trace import CallRecord, CallTrace
+from pytest_opdecide._nextstep._validation import ParseFailure
 
 __all__ = ["Runtime", "drive", "drive_async"]
 

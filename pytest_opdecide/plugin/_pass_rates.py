@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
 from pytest_opdecide._nextstep._procedure import parse_once
-from pytest_opdecide._nextstep._schema import ParseFailure
 from pytest_opdecide._nextstep._trace import CallRecord
+from pytest_opdecide._nextstep._validation import ParseFailure
 from pytest_opdecide.questions import brier_score, expected_calibration_error
 
 __all__ = [
