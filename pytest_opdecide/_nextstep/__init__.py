@@ -11,8 +11,8 @@ How a call of ``decision.make(prompt, options)`` flows through the room:
   and rendered as the menu text;
 * ``_field_types``: each field's type, what the menu shows of it and the pydantic-core schema
   that checks it, read from annotations and schema notation by ``_annotations``; with
-  ``_examples`` (values drawn from a JSON schema) and ``_response_schema`` (the menu as a JSON
-  schema, for structured decisions);
+  ``_response_schema`` (the menu as a JSON schema, for structured decisions) and ``_values``
+  (values of every field type, drawn for the seeded fakes and the strategies);
 * ``_validation``: one compiled validator per option, its failures explained in the
   reference's words;
 * ``_procedure``: the decision procedure (parse, validate, re-pick, resolve) as a sans-IO

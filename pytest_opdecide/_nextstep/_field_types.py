@@ -28,7 +28,6 @@ import inspect
 import ipaddress
 import json
 import pathlib
-import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,8 +36,6 @@ from typing import Any, Literal
 import pydantic
 from pydantic_core import CoreSchema, PydanticSerializationError, SchemaValidator, to_json
 from pydantic_core import core_schema as cs
-
-from pytest_opdecide._nextstep._examples import example_from_json_schema
 
 __all__ = [
     "MAX_DEPTH",
@@ -491,16 +488,6 @@ class PydanticSpec(TypeSpec):
 
     def json_schema(self) -> dict[str, Any]:
         return dict(self._json_schema)
-
-    def example(self, rng: random.Random) -> Any:
-        """A JSON value this type accepts, drawn from ``rng`` (from its JSON schema, checked;
-        the last draw when none passes in ten)."""
-        value = None
-        for _ in range(10):
-            value = example_from_json_schema(self._json_schema, rng)
-            if self.accepts(value):
-                break
-        return value
 
     def core_schema(self, defs: dict[str, CoreSchema]) -> CoreSchema:
         return _embedded(self.annotation, defs)

@@ -1,15 +1,14 @@
 """Replies to next-step decisions: valid picks of an option, and replies that must fail.
 
-A valid reply picks an option with arguments its field types accept, in any of the ways a
-model writes a pick (bare JSON, after prose, in a fenced block, with the ``action`` key); an
-invalid reply carries the ``DecisionError`` kind it must end in.
+A valid reply picks an option with arguments its field types accept (drawn by the decision
+library's generator of field values, its choices made by Hypothesis: ``_hypothesis_source``), in
+any of the ways a model writes a pick (bare JSON, after prose, in a fenced block, with the
+``action`` key); an invalid reply carries the ``DecisionError`` kind it must end in.
 """
 
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,28 +16,12 @@ from hypothesis import strategies as st
 
 from fake_runtimes import InvalidReply
 from fake_runtimes import invalid_replies as _seeded_invalid_replies
-from pytest_opdecide.options import (
-    ChoiceSpec,
-    DictSpec,
-    FieldSpec,
-    ListSpec,
-    ModelSpec,
-    NoneSpec,
-    ObjectSpec,
-    Option,
-    PydanticSpec,
-    ScalarSpec,
-    SequenceSpec,
-    TypeSpec,
-    UnionSpec,
-    normalize_options,
-)
+from pytest_opdecide.options import Option, draw_arguments, normalize_options
+from pytest_opdecide.strategies._hypothesis_source import HypothesisSource
 from pytest_opdecide.strategies._question_decisions import option_names
-from pytest_opdecide.strategies._realistic import json_values, realistic_text
+from pytest_opdecide.strategies._realistic import realistic_text
 
 __all__ = ["ValidReply", "invalid_replies", "valid_replies"]
-
-# --- replies -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -59,76 +42,12 @@ class ValidReply:
         return self.text
 
 
-def _values_for(spec: TypeSpec, depth: int = 0) -> st.SearchStrategy[Any]:
-    """JSON values ``spec`` accepts."""
-    if isinstance(spec, ChoiceSpec):
-        return st.sampled_from(list(spec.choices or (None,)))
-    if isinstance(spec, ScalarSpec):
-        kind = spec.pytype
-        if kind is str:
-            return st.one_of(realistic_text("word"), st.text(max_size=30))
-        if kind is bool:
-            return st.booleans()
-        if kind is int:
-            return st.integers(min_value=-(10**6), max_value=10**6)
-        if kind is float:
-            return st.one_of(
-                st.floats(allow_nan=False, allow_infinity=False, min_value=-1e9, max_value=1e9),
-                st.integers(min_value=-1000, max_value=1000),
-            )
-        if kind is list:
-            return st.lists(json_values(max_leaves=4), max_size=3)
-        return st.dictionaries(st.text(max_size=8), json_values(max_leaves=4), max_size=3)
-    if isinstance(spec, NoneSpec):
-        return st.none()
-    if depth > 6:
-        return st.nothing()
-    if isinstance(spec, ListSpec):
-        return st.lists(_values_for(spec.item, depth + 1), max_size=3)
-    if isinstance(spec, SequenceSpec):
-        items = [_values_for(item, depth + 1) for item in spec.items]
-        if not spec.variadic:
-            return st.tuples(*items).map(list)
-        unique = spec.kind != "tuple"  # a set's items are distinct (as JSON)
-        return st.lists(items[0], max_size=3, unique_by=_as_json if unique else None)
-    if isinstance(spec, PydanticSpec):
-        # Drawn from the type's JSON schema by a generator seeded by hypothesis: reproducible,
-        # shrinking towards seed 0, and checked by pydantic (a value it refuses is not drawn).
-        leaf = spec
-        return (
-            st.integers(min_value=0, max_value=2**32 - 1)
-            .map(lambda seed: leaf.example(random.Random(seed)))
-            .filter(leaf.accepts)
-        )
-    if isinstance(spec, DictSpec):
-        return st.dictionaries(st.text(max_size=8), _values_for(spec.value, depth + 1), max_size=3)
-    if isinstance(spec, ObjectSpec):
-        return _fields_values(spec.fields, depth + 1)
-    if isinstance(spec, ModelSpec):
-        model_spec = spec
-        return _fields_values(spec.shape.fields, depth + 1).filter(model_spec.accepts)
-    if isinstance(spec, UnionSpec):
-        return st.one_of([_values_for(member, depth + 1) for member in spec.members])
-    return json_values(max_leaves=4)
-
-
-def _as_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
-def _fields_values(fields: Sequence[FieldSpec], depth: int) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries(
-        {f.name: _values_for(f.type, depth) for f in fields if f.required},
-        optional={f.name: _values_for(f.type, depth) for f in fields if not f.required},
-    )
-
-
 _PROSE = realistic_text("sentence").map(lambda text: text.replace("{", "(").replace("}", ")"))
 
 
 @st.composite
 def _reply_for(draw: st.DrawFn, option: Option) -> ValidReply:
-    args = draw(_fields_values(option.fields, 0)) if option.kind != "value" else {}
+    args = draw_arguments(option.fields, HypothesisSource(draw)) if option.kind != "value" else {}
     payload: dict[str, Any] = {"call": option.name}
     with_args = bool(args) or draw(st.booleans())
     if with_args:
