@@ -160,13 +160,11 @@ class RandomSource:
     )  # fmt: skip
     """The words text is made of."""
 
+    limits = ValueLimits()
+    """The defaults of :class:`ValueLimits`."""
+
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-
-    @property
-    def limits(self) -> ValueLimits:
-        """The defaults of :class:`ValueLimits`."""
-        return _SEEDED_LIMITS
 
     def integer(self, low: int, high: int) -> int:
         """``rng.randint(low, high)``."""
@@ -211,9 +209,6 @@ class RandomSource:
     def unaccepted(self, value: Any) -> Any:
         """The value itself: the fakes check every pick, and say what they cannot fill."""
         return value
-
-
-_SEEDED_LIMITS = ValueLimits()
 
 
 class _SmallestSource:

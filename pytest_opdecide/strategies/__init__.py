@@ -18,8 +18,9 @@ Question decisions:
   :func:`~pytest_opdecide.questions.validate_result`).
 
 Where they are written: ``_option_sets`` (options), ``_replies`` (valid and invalid replies),
-``_realistic`` (realistic text, JSON values, contexts) and ``_question_decisions`` (questions,
-requests and results).
+with ``_hypothesis_source`` (the choices of the decision library's value generator, made by
+Hypothesis), ``_realistic`` (realistic text, JSON values, contexts) and
+``_question_decisions`` (questions, requests and results).
 
 Example:
     >>> from hypothesis import given
