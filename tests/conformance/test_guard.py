@@ -143,3 +143,84 @@ def test_check_standard_checks_names_every_dropped_check() -> None:
     with pytest.raises(ConformanceError) as caught:
         check_standard_checks(Dropped, DecisionProviderTests)
     assert caught.value.value == ["test_identity", "test_usage_and_model"]
+
+
+# --- the guard follows inheritance ------------------------------------------------------------
+
+
+class FirstSection:
+    def test_first(self) -> None:
+        """A check of the first section."""
+
+
+class SecondSection:
+    def test_second(self) -> None:
+        """A check of the second section."""
+
+    def test_third(self) -> None:
+        """Another check of the second section."""
+
+
+class Suite(SecondSection, FirstSection):
+    """A suite put together from mixins, as ``DecisionProviderTests`` is (bases listed last
+    section first, so that pytest runs the first section's checks first)."""
+
+    def test_no_standard_check_removed(self) -> None:
+        check_standard_checks(type(self), Suite)
+
+
+def test_the_standard_checks_of_a_suite_include_those_of_its_mixins() -> None:
+    assert standard_checks(Suite) == {
+        "test_first": FirstSection.test_first,
+        "test_second": SecondSection.test_second,
+        "test_third": SecondSection.test_third,
+    }
+    assert list(standard_checks(Suite)) == ["test_first", "test_second", "test_third"]
+
+
+def test_deleting_a_check_of_a_mixin_fails_the_guard() -> None:
+    class Dropped(Suite):
+        test_second = None  # type: ignore[assignment]
+
+    with pytest.raises(ConformanceError) as caught:
+        check_standard_checks(Dropped, Suite)
+    assert caught.value.value == ["test_second"]
+    assert (
+        "Dropped drops standard checks of Suite: test_second is deleted (set to None in "
+        "Dropped)" in str(caught.value)
+    )
+
+
+def test_overriding_a_check_of_a_mixin_without_xfail_fails_the_guard() -> None:
+    class Overridden(Suite):
+        def test_first(self) -> None:
+            pass
+
+    with pytest.raises(ConformanceError) as caught:
+        check_standard_checks(Overridden, Suite)
+    assert caught.value.value == ["test_first"]
+    assert "test_first is overridden in Overridden without @pytest.mark.xfail(reason=...)" in str(
+        caught.value
+    )
+
+
+def test_a_check_of_a_mixin_dropped_by_a_mixin_of_the_user_fails_the_guard() -> None:
+    class Quieter:
+        test_third = None
+
+    class Dropped(Quieter, Suite):
+        pass
+
+    with pytest.raises(ConformanceError) as caught:
+        check_standard_checks(Dropped, Suite)
+    assert "test_third is deleted (set to None in Quieter)" in str(caught.value)
+
+
+def test_a_check_of_a_mixin_overridden_with_an_xfail_reason_passes_the_guard() -> None:
+    class Declared(Suite):
+        @pytest.mark.xfail(reason="our second section is not there yet")
+        def test_second(self) -> None:
+            pass
+
+    check_standard_checks(Declared, Suite)
+    check_standard_checks(Suite, Suite)
