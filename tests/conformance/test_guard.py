@@ -224,3 +224,112 @@ def test_a_check_of_a_mixin_overridden_with_an_xfail_reason_passes_the_guard() -
 
     check_standard_checks(Declared, Suite)
     check_standard_checks(Suite, Suite)
+
+
+# The checks of DecisionProviderTests live in one mixin per section.
+MIXINS = [
+    klass
+    for klass in DecisionProviderTests.__mro__[1:]
+    if any(name.startswith("test_") for name in vars(klass))
+]
+
+
+def home(name: str) -> type:
+    """The class of DecisionProviderTests that defines the check ``name``."""
+    return next(klass for klass in DecisionProviderTests.__mro__ if name in vars(klass))
+
+
+def test_the_checks_of_every_mixin_of_the_provider_suite_are_guarded() -> None:
+    checks = standard_checks(DecisionProviderTests)
+    assert MIXINS, "the checks live in mixins"
+    for mixin in MIXINS:
+        own = [name for name in vars(mixin) if name.startswith("test_")]
+        assert own, mixin
+        for name in own:
+            assert checks[name] is vars(mixin)[name], name
+    # In the order they run: section by section, identity first.
+    names = list(checks)
+    assert names == [
+        name
+        for klass in reversed(DecisionProviderTests.__mro__)
+        for name in vars(klass)
+        if name.startswith("test_") and name != "test_no_standard_check_removed"
+    ]
+    assert names[0] == "test_identity"
+    assert names[-1] == "test_property_based_requests"
+
+
+@pytest.mark.parametrize("mixin", MIXINS, ids=lambda mixin: mixin.__name__)
+def test_dropping_a_check_of_a_mixin_of_the_provider_suite_fails_the_guard(mixin: type) -> None:
+    name = next(name for name in vars(mixin) if name.startswith("test_"))
+    assert name not in vars(DecisionProviderTests)
+
+    deleted = type("Deleted", (DecisionProviderTests,), {name: None})
+    with pytest.raises(ConformanceError) as caught:
+        check_standard_checks(deleted, DecisionProviderTests)
+    assert caught.value.value == [name]
+    assert f"{name} is deleted (set to None in Deleted)" in str(caught.value)
+
+    def override(self: object, *args: object, **kwargs: object) -> None:
+        pass
+
+    overridden = type("Overridden", (DecisionProviderTests,), {name: override})
+    with pytest.raises(ConformanceError) as caught:
+        check_standard_checks(overridden, DecisionProviderTests)
+    assert f"{name} is overridden in Overridden without @pytest.mark.xfail" in str(caught.value)
+
+    marked = pytest.mark.xfail(reason="known gap")(override)
+    check_standard_checks(
+        type("Declared", (DecisionProviderTests,), {name: marked}), DecisionProviderTests
+    )
+
+
+def test_a_subclass_dropping_checks_of_mixins_fails_the_guard(pytester: pytest.Pytester) -> None:
+    assert home("test_abort_during_the_call_is_honoured") is not DecisionProviderTests
+    assert home("test_property_based_requests") is not DecisionProviderTests
+    pytester.makepyfile(
+        test_provider=HEADER
+        + textwrap.indent(
+            textwrap.dedent(
+                """
+                test_abort_during_the_call_is_honoured = None
+
+                def test_property_based_requests(self, provider, recording_transport):
+                    pass
+                """
+            ),
+            "    ",
+        )
+    )
+    result = pytester.runpytest(*PYTEST_ARGS, "-k", "no_standard_check_removed")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*standard_check: TestProvider drops standard checks of DecisionProviderTests: "
+            "test_abort_during_the_call_is_honoured is deleted (set to None in TestProvider); "
+            "test_property_based_requests is overridden in TestProvider without "
+            "@pytest.mark.xfail(reason=...)*",
+        ]
+    )
+
+
+def test_a_subclass_marking_a_check_of_a_mixin_xfail_passes_the_guard(
+    pytester: pytest.Pytester,
+) -> None:
+    name = "test_decide_leaves_the_request_and_the_thread_as_it_found_them"
+    assert home(name) is not DecisionProviderTests
+    pytester.makepyfile(
+        test_provider=HEADER
+        + textwrap.indent(
+            textwrap.dedent(
+                f"""
+                @pytest.mark.xfail(reason="our provider keeps a note on the thread")
+                def {name}(self, provider, recording_transport):
+                    super().{name}(provider, recording_transport)
+                """
+            ),
+            "    ",
+        )
+    )
+    result = pytester.runpytest(*PYTEST_ARGS, "-k", "no_standard_check_removed")
+    result.assert_outcomes(passed=1)
