@@ -21,18 +21,7 @@ the conversation as the decision code sees it. It is scrubbed as a cassette is (
 ``api_key`` argument) and every known secret (configured credentials, secret environment variables)
 are written as ``<REDACTED>``.
 
-Example:
-    >>> import pathlib, tempfile
-    >>> from fake_runtimes import ScriptedRuntime, pick
-    >>> from pytest_opdecide import decision
-    >>> from pytest_opdecide.recording import RecordingRuntime
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "triage.yaml"
-    >>> live = RecordingRuntime(ScriptedRuntime(pick("refund")), path)
-    >>> decision.make("Next step?", {"refund": "R", "close": "C"}, runtime=live)
-    'R'
-    >>> replay = ScriptedRuntime.from_recording(path)
-    >>> decision.make("Next step?", {"refund": "R", "close": "C"}, runtime=replay)
-    'R'
+See :class:`RecordingRuntime` for an example.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import pytest
 
 from pytest_opdecide.conformance._backend_failures import BACKEND_FAILURES
 from pytest_opdecide.conformance._failures import ConformanceRule, fail
-from pytest_opdecide.conformance._network_watch import watch_network
+from pytest_opdecide.conformance._network_watch import NetworkAttempts, watch_network
 from pytest_opdecide.conformance._provider_outcomes import is_ours, note, raised
 from pytest_opdecide.conformance._provider_verdicts import ProviderVerdicts
 from pytest_opdecide.conformance._transport import RecordingTransport
@@ -55,6 +55,18 @@ _CREDENTIAL_VARIABLES: Final = (
     "TOGETHER_API_KEY",
 )
 """Environment variables that commonly hold a model API key."""
+
+
+def _refuse_construction_io(attempts: NetworkAttempts) -> None:
+    """Fail when building the provider tried to reach the network (``attempts`` are what the
+    network watcher saw)."""
+    if attempts:
+        fail(
+            ConformanceRule.CONSTRUCTION_IO,
+            "building the provider tried to reach the network",
+            value=attempts.targets,
+            fix="do no I/O in the constructor or the factory; do it lazily in decide()",
+        )
 
 
 class IdentityChecks(ProviderVerdicts):
@@ -207,13 +219,7 @@ class IdentityChecks(ProviderVerdicts):
             )
         if finished.error is not None and is_ours(finished.error):
             raise finished.error
-        if attempts:
-            fail(
-                ConformanceRule.CONSTRUCTION_IO,
-                "building the provider tried to reach the network",
-                value=attempts.targets,
-                fix="do no I/O in the constructor or the factory; do it lazily in decide()",
-            )
+        _refuse_construction_io(attempts)
         if recording_transport.requests:
             fail(
                 ConformanceRule.CONSTRUCTION_IO,
@@ -264,13 +270,7 @@ class IdentityChecks(ProviderVerdicts):
                     fix="accept an empty key at construction; raise "
                     "ProviderError(..., 'auth_error') when a call needs one",
                 )
-            if attempts:
-                fail(
-                    ConformanceRule.CONSTRUCTION_IO,
-                    "building the provider tried to reach the network",
-                    value=attempts.targets,
-                    fix="do no I/O in the constructor or the factory; do it lazily in decide()",
-                )
+            _refuse_construction_io(attempts)
 
     def test_no_credential_is_sent_that_the_config_does_not_hold(
         self, recording_transport: RecordingTransport
