@@ -334,3 +334,18 @@ def test_only_the_plugin_side_and_the_conformance_suites_import_pytest() -> None
         if not any(name == a or name.startswith(f"{a}.") for a in allowed):
             assert "pytest" not in imported, name
             assert not plugin, name
+
+
+@pytest.mark.parametrize("name", ["RECORD_MODES", "SECRET_HEADERS", "SECRET_NAME", "SETTINGS"])
+def test_a_concept_is_defined_once(name: str) -> None:
+    """Two definitions of one list drift apart (two lists of secret headers leaked a
+    credential): each is assigned in one module, which every other imports."""
+    places = [
+        f"{module}:{node.lineno}"
+        for module, path in modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and target.id == name
+    ]
+    assert len(places) == 1, places

@@ -6,15 +6,13 @@ runtime subclass makes the model call, everything else is shared by every runtim
 
 How a call of ``decision.make(prompt, options)`` flows through the room:
 
-* ``_options``: the option forms (dict, list, functions, values, schemas), each entry read by
-  ``_option_forms``, built into one :class:`~pytest_opdecide._nextstep._options.Menu`, cached
-  and rendered as the menu text;
-* ``_field_types``: each field's type, what the menu shows of it and the pydantic-core schema
-  that checks it, read from annotations and schema notation by ``_annotations``; with
-  ``_response_schema`` (the menu as a JSON schema, for structured decisions) and ``_values``
-  (values of every field type, drawn for the seeded fakes and the strategies);
-* ``_validation``: one compiled validator per option, its failures explained in the
-  reference's words;
+* ``_option_forms`` reads each entry of the option forms (dict, list, functions, values,
+  schemas) once; ``_options`` builds the :class:`~pytest_opdecide._nextstep._options.Menu` from
+  those readings (caching it) and renders the menu text;
+* ``_field_types``: each field's type and what the menu shows of it; ``_annotations`` reads
+  annotations and schema notation into those types, ``_validation`` checks what the model sent
+  with pydantic, ``_values`` draws valid (and wrong) values of each type, for the fakes and the
+  strategies; ``_response_schema`` is the menu as a JSON schema, for structured decisions;
 * ``_procedure``: the decision procedure (parse, validate, re-pick, resolve) as a sans-IO
   generator of ``_steps``, with ``_extract`` (the pick found in a reply) and
   ``_decision_errors``;
