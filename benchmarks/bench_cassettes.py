@@ -33,9 +33,9 @@ import httpx
 
 from benchmarks import Measurement
 from pytest_opdecide import decision
-from pytest_opdecide._cassettes import use_cassette
-from pytest_opdecide._matching import forget_parsed_bodies
-from pytest_opdecide._real import default_runtime
+from pytest_opdecide._cassettes._cassette import use_cassette
+from pytest_opdecide._cassettes._matching import forget_parsed_bodies
+from pytest_opdecide.plugin._real_components import default_runtime
 from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
 BASE_URL = "http://127.0.0.1:8765/v1"

@@ -20,7 +20,8 @@ import json
 from typing import Any
 
 from benchmarks import Measurement, median_seconds
-from pytest_opdecide import ModelReply, ModelRequest, Runtime, _options, decision
+from pytest_opdecide import ModelReply, ModelRequest, Runtime, decision
+from pytest_opdecide._nextstep import _options
 
 PICK: dict[str, Any] = {
     "call": "emit_plan",

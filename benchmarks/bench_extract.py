@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 from benchmarks import Measurement, median_seconds
-from pytest_opdecide._extract import extract_action
+from pytest_opdecide._nextstep._extract import extract_action
 
 MEGABYTE = 1_000_000
 PICK = {"call": "greet", "args": {"name": "ada"}}

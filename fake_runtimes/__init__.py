@@ -14,14 +14,23 @@ from fake_runtimes._answers import (
     times_out,
 )
 from fake_runtimes._contexts import CONTEXT_KINDS, fake_context
-from fake_runtimes._errors import (
+from fake_runtimes._providers import FakeDecisionProvider
+from fake_runtimes._script_errors import (
     AnswerMismatch,
     FakeError,
     ScriptExhausted,
     ScriptMismatch,
     UnusedSteps,
 )
-from fake_runtimes._providers import FakeDecisionProvider
+from fake_runtimes._script_steps import (
+    ErrorStep,
+    FakeCall,
+    Pick,
+    ToolCallStep,
+    error,
+    pick,
+    tool_call,
+)
 from fake_runtimes._scripted import FakeRuntime, FunctionRuntime, ScriptedRuntime
 from fake_runtimes._seeded import (
     InvalidReply,
@@ -29,7 +38,6 @@ from fake_runtimes._seeded import (
     every_option,
     invalid_replies,
 )
-from fake_runtimes._steps import ErrorStep, FakeCall, Pick, ToolCallStep, error, pick, tool_call
 
 __all__ = [
     "CONTEXT_KINDS",

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from fake_runtimes._errors import AnswerMismatch
+from fake_runtimes._script_errors import AnswerMismatch
 from pytest_opdecide.questions import (
     DEFAULT_TOLERANCE,
     FLOAT_EPSILON,

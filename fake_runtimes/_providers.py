@@ -27,8 +27,8 @@ from fake_runtimes._answers import (
     did_you_mean,
     fits,
 )
-from fake_runtimes._errors import AnswerMismatch, ScriptExhausted, UnusedSteps
-from fake_runtimes._steps import plural
+from fake_runtimes._script_errors import AnswerMismatch, ScriptExhausted, UnusedSteps
+from fake_runtimes._script_steps import plural
 from pytest_opdecide.questions import (
     ROUNDING_KEY,
     BaseDecisionProvider,

@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from fake_runtimes._errors import ScriptMismatch
-from fake_runtimes._steps import FakeCall, error, tool_call
+from fake_runtimes._script_errors import ScriptMismatch
+from fake_runtimes._script_steps import FakeCall, error, tool_call
 from pytest_opdecide import ModelReply, ToolCall, Usage
 
 __all__ = [
@@ -36,6 +36,8 @@ FORMAT_VERSION = 1
 
 class RecordedCallError(RuntimeError):
     """Replays a model call that raised when it was recorded (its type and message)."""
+
+    __module__ = "pytest_opdecide.recording"
 
 
 def load_recording(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fake_runtimes._answers import closest
-from fake_runtimes._errors import ScriptExhausted, ScriptMismatch, UnusedSteps
 from fake_runtimes._recorded import recorded_steps
-from fake_runtimes._steps import (
+from fake_runtimes._script_errors import ScriptExhausted, ScriptMismatch, UnusedSteps
+from fake_runtimes._script_steps import (
     ErrorStep,
     FakeCall,
     Pick,

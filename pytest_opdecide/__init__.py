@@ -14,89 +14,106 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_opdecide import decision
-    from pytest_opdecide._adapter import ExecRuntime, as_runtime, use_runtime
-    from pytest_opdecide._agent import Agent, agent, agent_async
-    from pytest_opdecide._binding import current_runtime
-    from pytest_opdecide._cassettes import CassetteCorrupt, CassetteMismatch, UnplayedInteractions
-    from pytest_opdecide._errors import DecisionError, ToolLoopError
-    from pytest_opdecide._guard import RealCallBlocked
-    from pytest_opdecide._messages import (
-        CallKind,
-        Message,
-        ModelReply,
-        ModelRequest,
-        ToolCall,
-        ToolSpec,
-        Usage,
+    from pytest_opdecide import decision as decision
+    from pytest_opdecide._cassettes._cassette import (
+        CassetteCorrupt as CassetteCorrupt,
     )
-    from pytest_opdecide._runtime import Runtime, tool_spec
-    from pytest_opdecide._schema import FromContext, Param
-    from pytest_opdecide._snapshots import SnapshotMismatch
-    from pytest_opdecide._trace import CallRecord, CallTrace
+    from pytest_opdecide._cassettes._cassette import (
+        CassetteMismatch as CassetteMismatch,
+    )
+    from pytest_opdecide._cassettes._cassette import (
+        UnplayedInteractions as UnplayedInteractions,
+    )
+    from pytest_opdecide._nextstep._adapter import (
+        ExecRuntime as ExecRuntime,
+    )
+    from pytest_opdecide._nextstep._adapter import (
+        as_runtime as as_runtime,
+    )
+    from pytest_opdecide._nextstep._adapter import (
+        use_runtime as use_runtime,
+    )
+    from pytest_opdecide._nextstep._agent import (
+        Agent as Agent,
+    )
+    from pytest_opdecide._nextstep._agent import (
+        agent as agent,
+    )
+    from pytest_opdecide._nextstep._agent import (
+        agent_async as agent_async,
+    )
+    from pytest_opdecide._nextstep._annotations import FromContext as FromContext
+    from pytest_opdecide._nextstep._annotations import Param as Param
+    from pytest_opdecide._nextstep._binding import current_runtime as current_runtime
+    from pytest_opdecide._nextstep._decision_errors import (
+        DecisionError as DecisionError,
+    )
+    from pytest_opdecide._nextstep._decision_errors import (
+        ToolLoopError as ToolLoopError,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        CallKind as CallKind,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        Message as Message,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ModelReply as ModelReply,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ModelRequest as ModelRequest,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ToolCall as ToolCall,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        ToolSpec as ToolSpec,
+    )
+    from pytest_opdecide._nextstep._messages import (
+        Usage as Usage,
+    )
+    from pytest_opdecide._nextstep._runtime import Runtime as Runtime
+    from pytest_opdecide._nextstep._runtime import tool_spec as tool_spec
+    from pytest_opdecide._nextstep._trace import CallRecord as CallRecord
+    from pytest_opdecide._nextstep._trace import CallTrace as CallTrace
+    from pytest_opdecide.plugin._guard import RealCallBlocked as RealCallBlocked
+    from pytest_opdecide.plugin._snapshots import SnapshotMismatch as SnapshotMismatch
 
 __version__ = "0.1.0"
 
+# The one list of the public names, with the private module each lives in; ``__all__`` is made
+# from it, and the block above (for type checkers) must import exactly these (a test checks).
 _WHERE = {
-    "Agent": "_agent",
-    "CallKind": "_messages",
-    "CallRecord": "_trace",
-    "CallTrace": "_trace",
-    "CassetteCorrupt": "_cassettes",
-    "CassetteMismatch": "_cassettes",
-    "DecisionError": "_errors",
-    "ExecRuntime": "_adapter",
-    "FromContext": "_schema",
-    "Message": "_messages",
-    "ModelReply": "_messages",
-    "ModelRequest": "_messages",
-    "Param": "_schema",
-    "RealCallBlocked": "_guard",
-    "Runtime": "_runtime",
-    "SnapshotMismatch": "_snapshots",
-    "ToolCall": "_messages",
-    "ToolLoopError": "_errors",
-    "ToolSpec": "_messages",
-    "UnplayedInteractions": "_cassettes",
-    "Usage": "_messages",
-    "agent": "_agent",
-    "agent_async": "_agent",
-    "as_runtime": "_adapter",
-    "current_runtime": "_binding",
-    "tool_spec": "_runtime",
-    "use_runtime": "_adapter",
+    "Agent": "_nextstep._agent",
+    "CallKind": "_nextstep._messages",
+    "CallRecord": "_nextstep._trace",
+    "CallTrace": "_nextstep._trace",
+    "CassetteCorrupt": "_cassettes._cassette",
+    "CassetteMismatch": "_cassettes._cassette",
+    "DecisionError": "_nextstep._decision_errors",
+    "ExecRuntime": "_nextstep._adapter",
+    "FromContext": "_nextstep._annotations",
+    "Message": "_nextstep._messages",
+    "ModelReply": "_nextstep._messages",
+    "ModelRequest": "_nextstep._messages",
+    "Param": "_nextstep._annotations",
+    "RealCallBlocked": "plugin._guard",
+    "Runtime": "_nextstep._runtime",
+    "SnapshotMismatch": "plugin._snapshots",
+    "ToolCall": "_nextstep._messages",
+    "ToolLoopError": "_nextstep._decision_errors",
+    "ToolSpec": "_nextstep._messages",
+    "UnplayedInteractions": "_cassettes._cassette",
+    "Usage": "_nextstep._messages",
+    "agent": "_nextstep._agent",
+    "agent_async": "_nextstep._agent",
+    "as_runtime": "_nextstep._adapter",
+    "current_runtime": "_nextstep._binding",
+    "tool_spec": "_nextstep._runtime",
+    "use_runtime": "_nextstep._adapter",
 }
 
-__all__ = [
-    "Agent",
-    "CallKind",
-    "CallRecord",
-    "CallTrace",
-    "CassetteCorrupt",
-    "CassetteMismatch",
-    "DecisionError",
-    "ExecRuntime",
-    "FromContext",
-    "Message",
-    "ModelReply",
-    "ModelRequest",
-    "Param",
-    "RealCallBlocked",
-    "Runtime",
-    "SnapshotMismatch",
-    "ToolCall",
-    "ToolLoopError",
-    "ToolSpec",
-    "UnplayedInteractions",
-    "Usage",
-    "agent",
-    "agent_async",
-    "as_runtime",
-    "current_runtime",
-    "decision",
-    "tool_spec",
-    "use_runtime",
-]
+__all__ = sorted([*_WHERE, "decision"])
 
 
 def __getattr__(name: str) -> Any:

@@ -18,9 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_opdecide._adapter import as_runtime, user_runtime
-from pytest_opdecide._binding import NO_RUNTIME_MESSAGE, current_parent, current_runtime
-from pytest_opdecide._decision import (
+from pytest_opdecide._nextstep._adapter import as_runtime, user_runtime
+from pytest_opdecide._nextstep._annotations import FromContext, Param
+from pytest_opdecide._nextstep._binding import NO_RUNTIME_MESSAGE, current_parent, current_runtime
+from pytest_opdecide._nextstep._decision_errors import DecisionError
+from pytest_opdecide._nextstep._extract import extract_action as extract_raw_action
+from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
+from pytest_opdecide._nextstep._procedure import (
     DECISION_FINISH_INSTRUCTION,
     check_context,
     check_max_retries,
@@ -30,12 +34,8 @@ from pytest_opdecide._decision import (
     resolve_procedure,
     split_action,
 )
-from pytest_opdecide._errors import DecisionError
-from pytest_opdecide._extract import extract_action as extract_raw_action
-from pytest_opdecide._options import Menu, Option, normalize_options
-from pytest_opdecide._runtime import Runtime, drive, drive_async
-from pytest_opdecide._schema import FromContext, Param
-from pytest_opdecide._steps import Procedure
+from pytest_opdecide._nextstep._runtime import Runtime, drive, drive_async
+from pytest_opdecide._nextstep._steps import Procedure
 
 __all__ = [
     "DECISION_FINISH_INSTRUCTION",

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_opdecide._runtime import Runtime
-    from pytest_opdecide._settings import Settings
+    from pytest_opdecide._nextstep._runtime import Runtime
+    from pytest_opdecide.plugin._settings import Settings
 
 
 @pytest.hookspec(firstresult=True)

@@ -5,15 +5,23 @@ list...). :func:`normalize_options` reads any of them into a :class:`Menu` of :c
 values, each with its fields (:class:`FieldSpec`), each field with its type (a :class:`TypeSpec`:
 :class:`ScalarSpec`, :class:`ChoiceSpec`, :class:`ListSpec`, :class:`SequenceSpec`,
 :class:`DictSpec`, :class:`ObjectSpec`, :class:`ModelSpec`, :class:`PydanticSpec`,
-:class:`UnionSpec`, :class:`NoneSpec` or :class:`UnknownSpec`). A generator of valid or invalid
-picks (the seeded fakes, the Hypothesis strategies, your own) walks these types;
-:func:`parse_reply` then checks a reply exactly as ``decision.make`` does, raising
-:class:`ParseFailure` with the message the model would read. ``META_KEYS`` are the keys that make a
-dict in schema notation the description of one field (``{"type": int, "description": ...}``) rather
-than an object of fields; a ``Param`` (in ``typing.Annotated``) describes a function parameter.
+:class:`UnionSpec`, :class:`NoneSpec` or :class:`UnknownSpec`). :func:`parse_reply` checks a
+reply exactly as ``decision.make`` does, raising :class:`ParseFailure` with the message the model
+would read. ``META_KEYS`` are the keys that make a dict in schema notation the description of one
+field (``{"type": int, "description": ...}``) rather than an object of fields; a ``Param`` (in
+``typing.Annotated``) describes a function parameter.
+
+Generators of picks (the seeded fakes, the Hypothesis strategies, your own) draw values of these
+types with :func:`draw_value` and :func:`draw_arguments`, one generator per type, every choice
+made by a :class:`ValueSource`: :class:`RandomSource` over a seeded ``random.Random``, or one of
+your own, whose :class:`ValueLimits` bound what a type that sets no bounds draws. Replies that
+must fail take their values from :func:`wrong_type_value` and :func:`disallowed_value`.
 
 Example:
-    >>> from pytest_opdecide.options import ScalarSpec, normalize_options, parse_reply
+    >>> import random
+    >>> from pytest_opdecide.options import (
+    ...     RandomSource, ScalarSpec, draw_arguments, normalize_options, parse_reply
+    ... )
     >>> def refund(amount: float) -> str:
     ...     return f"refunded {amount}"
     >>> menu = normalize_options({"refund": refund, "close": "CLOSED"})
@@ -25,6 +33,8 @@ Example:
     >>> option, args = parse_reply('{"call": "refund", "args": {"amount": 9.5}}', menu)
     >>> option.name, args
     ('refund', {'amount': 9.5})
+    >>> draw_arguments(menu.by_name["refund"].fields, RandomSource(random.Random(7)))
+    {'amount': 32.38}
 """
 
 from __future__ import annotations
@@ -32,10 +42,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_opdecide._decision import parse_once
-from pytest_opdecide._options import Menu, Option, normalize_options
-from pytest_opdecide._schema import (
-    META_KEYS,
+from pytest_opdecide._nextstep._annotations import META_KEYS, Param
+from pytest_opdecide._nextstep._field_types import (
     ChoiceSpec,
     DictSpec,
     FieldSpec,
@@ -43,14 +51,24 @@ from pytest_opdecide._schema import (
     ModelSpec,
     NoneSpec,
     ObjectSpec,
-    Param,
-    ParseFailure,
     PydanticSpec,
     ScalarSpec,
     SequenceSpec,
     TypeSpec,
     UnionSpec,
     UnknownSpec,
+)
+from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
+from pytest_opdecide._nextstep._procedure import parse_once
+from pytest_opdecide._nextstep._validation import ParseFailure
+from pytest_opdecide._nextstep._values import (
+    RandomSource,
+    ValueLimits,
+    ValueSource,
+    disallowed_value,
+    draw_arguments,
+    draw_value,
+    wrong_type_value,
 )
 
 __all__ = [
@@ -67,13 +85,20 @@ __all__ = [
     "Param",
     "ParseFailure",
     "PydanticSpec",
+    "RandomSource",
     "ScalarSpec",
     "SequenceSpec",
     "TypeSpec",
     "UnionSpec",
     "UnknownSpec",
+    "ValueLimits",
+    "ValueSource",
+    "disallowed_value",
+    "draw_arguments",
+    "draw_value",
     "normalize_options",
     "parse_reply",
+    "wrong_type_value",
 ]
 
 

@@ -27,9 +27,9 @@ import hypothesis.strategies  # noqa: F401
 import pytest
 
 import fake_runtimes  # noqa: F401
-import pytest_opdecide._real
 import pytest_opdecide.conformance
 import pytest_opdecide.decision
+import pytest_opdecide.plugin._real_components
 import pytest_opdecide.questions
 import pytest_opdecide.strategies  # noqa: F401
 

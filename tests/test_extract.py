@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_opdecide import _extract, decision
-from pytest_opdecide._extract import extract_action
+from pytest_opdecide import decision
+from pytest_opdecide._nextstep import _extract
+from pytest_opdecide._nextstep._extract import extract_action
 
 PICK = {"call": "greet", "args": {"name": "ada"}}
 PICK_TEXT = json.dumps(PICK)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from pytest_opdecide._http_errors import (
+from pytest_opdecide._http._error_answers import (
     clip,
     retry_after_seconds,
     server_message,

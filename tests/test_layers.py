@@ -7,6 +7,7 @@ import ast
 import contextlib
 import io
 import os
+import runpy
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,7 +74,49 @@ def test_the_layers_are_in_the_order_the_project_states() -> None:
         "fake_runtimes",
         "pytest_opdecide.runtimes",
         "pytest_opdecide.decision",
+        "pytest_opdecide._nextstep",
+        "pytest_opdecide._files",
     ]
+
+
+def test_the_contract_names_rooms_not_modules() -> None:
+    """At most 20 names, each a subpackage or a module directly in a package: a module inside a
+    room falls into its room's layer by where it lives, so the contract never lists it."""
+    named = [name for layer in layers() for name in layer]
+    assert len(named) <= 20
+    for name in named:
+        parts = name.split(".")
+        assert len(parts) <= 2, f"{name} is a module inside a room: name its room"
+
+
+def test_the_contributing_page_shows_the_rooms_of_the_contract() -> None:
+    rooms = runpy.run_path(str(ROOT / "scripts" / "rooms.py"), run_name="rooms")
+    page = rooms["PAGE"].read_text(encoding="utf-8")
+    assert rooms["written"](page) == page, "run `python scripts/rooms.py --write`"
+
+
+def test_at_most_15_modules_sit_directly_in_the_package() -> None:
+    direct = sorted(path.name for path in (ROOT / "pytest_opdecide").glob("*.py"))
+    assert len(direct) <= 15, direct
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_module_is_over_900_lines(package: str) -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in (ROOT / package).rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 900
+    }
+    assert long == {}, "split each along its own sections"
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    """A basename used twice for different jobs makes every search ambiguous."""
+    seen: dict[str, list[str]] = {}
+    for name, path in modules():
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(name)
+    assert {base: names for base, names in seen.items() if len(names) > 1} == {}
 
 
 def private_imports(tree: ast.Module) -> list[str]:
@@ -92,10 +135,13 @@ def private_imports(tree: ast.Module) -> list[str]:
 
 @pytest.mark.parametrize("module", ["fake_runtimes", "pytest_opdecide.strategies"])
 def test_fakes_and_strategies_use_public_names_of_pytest_opdecide_only(module: str) -> None:
+    """Outside their own room: the private modules of the strategies package import each other."""
     for name, path in modules():
         if name == module or name.startswith(f"{module}."):
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            assert private_imports(tree) == [], name
+            own = f"{module}."
+            outside = [found for found in private_imports(tree) if not found.startswith(own)]
+            assert outside == [], name
 
 
 def test_the_names_tools_build_on_are_public_and_documented() -> None:
@@ -113,15 +159,20 @@ def test_the_names_tools_build_on_are_public_and_documented() -> None:
 LATE_IMPORTS = {
     ("pytest_opdecide.plugin", "fake_runtimes"): "start-up: pytest loads the plugin in every "
     "run; the fakes (and pydantic, hypothesis...) load with the first test that uses them",
-    ("pytest_opdecide.plugin", "pytest_opdecide._real"): "start-up: the real runtimes, httpx "
-    "and vcrpy load with the first cassette or live test",
+    (
+        "pytest_opdecide.plugin",
+        "pytest_opdecide.plugin._real_components",
+    ): "start-up: the real runtimes, httpx and vcrpy load with the first cassette or live test",
     ("pytest_opdecide.cli", "pytest_opdecide.decision"): "start-up of the opdecide command: "
     "each subcommand loads what it needs",
     ("pytest_opdecide.cli", "pytest_opdecide.conformance"): "start-up of the opdecide "
     "command: the conformance suite (hypothesis) loads for `opdecide check` only",
-    ("pytest_opdecide._snapshots", "pytest_opdecide.decision"): "start-up: the plugin loads "
+    ("pytest_opdecide.plugin._snapshots", "pytest_opdecide.decision"): "start-up: the plugin loads "
     "this module; the decision library loads when a menu is first rendered",
-    ("pytest_opdecide._live_runs", "pytest_opdecide._pass_rates"): "start-up: the plugin "
+    (
+        "pytest_opdecide.plugin._live_runs",
+        "pytest_opdecide.plugin._pass_rates",
+    ): "start-up: the plugin "
     "registers the live runs in every session; the counting (and the decision library it "
     "re-reads picks with) loads with the first repeated live test",
 }
@@ -182,8 +233,8 @@ def vcrpy_users() -> list[tuple[str, Path, ast.Module]]:
 def test_the_cassette_layer_imports_public_vcrpy_modules_and_names_only() -> None:
     users = vcrpy_users()
     assert {name for name, _, _ in users} == {
-        "pytest_opdecide._matching",
-        "pytest_opdecide._vcr_glue",
+        "pytest_opdecide._cassettes._matching",
+        "pytest_opdecide._cassettes._vcr",
     }
     for name, _, tree in users:
         for node in ast.walk(tree):
@@ -283,3 +334,18 @@ def test_only_the_plugin_side_and_the_conformance_suites_import_pytest() -> None
         if not any(name == a or name.startswith(f"{a}.") for a in allowed):
             assert "pytest" not in imported, name
             assert not plugin, name
+
+
+@pytest.mark.parametrize("name", ["RECORD_MODES", "SECRET_HEADERS", "SECRET_NAME", "SETTINGS"])
+def test_a_concept_is_defined_once(name: str) -> None:
+    """Two definitions of one list drift apart (two lists of secret headers leaked a
+    credential): each is assigned in one module, which every other imports."""
+    places = [
+        f"{module}:{node.lineno}"
+        for module, path in modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and target.id == name
+    ]
+    assert len(places) == 1, places

@@ -18,7 +18,7 @@ with its report (the ``opdecide check`` command).
 
 from pytest_opdecide.conformance._capabilities import ProviderCapabilities
 from pytest_opdecide.conformance._failures import ConformanceError, ConformanceRule
-from pytest_opdecide.conformance._network import NetworkAttempts, watch_network
+from pytest_opdecide.conformance._network_watch import NetworkAttempts, watch_network
 from pytest_opdecide.conformance._openai_backend import ChatCompletionsScript, OpenAIChatBackend
 from pytest_opdecide.conformance._provider_tests import BASE_URL, DecisionProviderTests
 from pytest_opdecide.conformance._runner import (

@@ -139,6 +139,8 @@ class ConformanceError(AssertionError):
         fix: How to fix it.
     """
 
+    __module__ = "pytest_opdecide.conformance"
+
     def __init__(
         self,
         rule: ConformanceRule | Rule,

@@ -20,7 +20,9 @@ ones go; at the end of the check it collects garbage if one of them is still ali
 reference cycle: a full collection takes tens of milliseconds, too long to make for every
 check). It does not after provider code raised: the error's traceback holds the tasks of that
 call until the test report is done with it, so collecting would find nothing and cost as much.
-A task exception lost in such a check is found by the checks whose calls succeed.
+A task exception lost in such a check is found by the checks whose calls succeed. A call that
+never finished (it ignored its cancellation) is closed quietly when its coroutine is freed,
+after the check.
 """
 
 from __future__ import annotations
@@ -198,6 +200,12 @@ class CheckLoop:
                 else:
                     finished.error = error
             except BaseException as error:  # everything a provider raises is a result here
+                if isinstance(error, GeneratorExit) and self._closed:
+                    # The check is over and this call never finished (it ignored its
+                    # cancellation): its coroutine is being closed, whenever the garbage
+                    # collector gets to it. Awaiting on would make the close fail, and the
+                    # error would land in whichever check then runs.
+                    raise
                 finished.error = error
             if finished.timed_out:
                 return

@@ -35,7 +35,7 @@ from typing import Any, Final
 
 import httpx
 
-from pytest_opdecide._messages import ModelReply
+from pytest_opdecide._nextstep._messages import ModelReply
 from pytest_opdecide.conformance._reading import (
     Registry,
     Sight,

@@ -24,7 +24,7 @@ import pytest
 # test session (pytester) re-imports the private modules behind them.
 from pytest_opdecide import DecisionError, ModelReply, ModelRequest, Runtime, ToolCall, Usage
 from pytest_opdecide.conformance._failures import ConformanceRule, fail
-from pytest_opdecide.conformance._network import watch_network
+from pytest_opdecide.conformance._network_watch import watch_network
 from pytest_opdecide.conformance._openai_backend import ChatCompletionsScript
 from pytest_opdecide.conformance._standard import check_standard_checks
 from pytest_opdecide.decision import DECISION_FINISH_INSTRUCTION, make, render_options

@@ -4,6 +4,10 @@ A subclass may replace a standard check only to mark it as an expected failure, 
 anyone reading the suite can see: ``@pytest.mark.xfail(reason="...")``. Setting a check to
 ``None`` (which hides it from pytest) or overriding it without that mark fails the guard test,
 so a conformance claim cannot quietly shrink.
+
+The standard checks of a suite are every ``test_*`` attribute it has, its own and those it
+inherits: ``DecisionProviderTests`` is put together from one mixin per section of checks, and a
+check guarded is a check of any of them.
 """
 
 from __future__ import annotations
@@ -19,12 +23,23 @@ GUARD_NAME: Final = "test_no_standard_check_removed"
 
 
 def standard_checks(base: type) -> dict[str, Any]:
-    """The standard checks a base class defines (its ``test_*`` attributes), by name."""
-    return {
-        name: value
-        for name, value in vars(base).items()
-        if name.startswith("test_") and name != GUARD_NAME
-    }
+    """The standard checks of a base class, by name: its ``test_*`` attributes, defined in it or
+    inherited from the classes it is built from, each as ``base`` has it.
+
+    In the order pytest runs them: a class's checks after those it inherits, the checks of its
+    last base first, each class's in the order it defines them.
+    """
+    seen: set[str] = set()
+    by_class: list[list[str]] = []
+    for klass in base.__mro__:
+        own = [
+            name
+            for name in vars(klass)
+            if name.startswith("test_") and name != GUARD_NAME and name not in seen
+        ]
+        seen.update(own)
+        by_class.append(own)
+    return {name: inspect.getattr_static(base, name) for own in reversed(by_class) for name in own}
 
 
 def xfail_reason(function: Any) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import httpx
 
-from pytest_opdecide.conformance._network import allow_network
+from pytest_opdecide.conformance._network_watch import allow_network
 
 __all__ = ["RecordedRequest", "RecordingTransport"]
 

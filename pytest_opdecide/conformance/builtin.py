@@ -20,8 +20,8 @@ from __future__ import annotations
 import random
 
 from fake_runtimes import FakeCall, FakeDecisionProvider, FunctionRuntime, Pick, pick
-from pytest_opdecide._options import Menu
-from pytest_opdecide._schema import ObjectSpec
+from pytest_opdecide._nextstep._field_types import ObjectSpec
+from pytest_opdecide._nextstep._options import Menu
 from pytest_opdecide.questions import ProviderFactoryConfig, RuntimeDecisionProvider
 
 __all__ = ["DEFAULT_MODEL", "fake_provider", "runtime_provider", "stated_distribution"]

@@ -19,15 +19,6 @@ from pytest_opdecide.questions._calibration import (
     expected_calibration_error,
     log_loss,
 )
-from pytest_opdecide.questions._errors import (
-    PROVIDER_ERROR_CODES,
-    DecisionValidationError,
-    InvalidRequestError,
-    InvalidResultError,
-    ProviderConfigError,
-    ProviderError,
-    ProviderErrorCode,
-)
 from pytest_opdecide.questions._models import (
     BooleanAnswer,
     BooleanCriteria,
@@ -46,7 +37,7 @@ from pytest_opdecide.questions._models import (
     ScoreAnswer,
     ScoreQuestion,
 )
-from pytest_opdecide.questions._openai import (
+from pytest_opdecide.questions._openai_provider import (
     OPENAI_COMPATIBLE_CONFIG_SLOTS,
     OpenAICompatibleDecisionProvider,
     openai_compatible,
@@ -62,6 +53,15 @@ from pytest_opdecide.questions._provider import (
     ProviderFactoryConfig,
     decide_sync,
     resolve_provider_config,
+)
+from pytest_opdecide.questions._provider_errors import (
+    PROVIDER_ERROR_CODES,
+    DecisionValidationError,
+    InvalidRequestError,
+    InvalidResultError,
+    ProviderConfigError,
+    ProviderError,
+    ProviderErrorCode,
 )
 from pytest_opdecide.questions._rules import Rule
 from pytest_opdecide.questions._runtime_provider import RuntimeDecisionProvider

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, TypeVar
 
-from pytest_opdecide.questions._errors import ProviderError
+from pytest_opdecide.questions._provider_errors import ProviderError
 
 T = TypeVar("T")
 

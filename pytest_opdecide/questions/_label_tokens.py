@@ -25,8 +25,8 @@ from typing import Any, Final, Literal, TypeAlias
 import httpx
 from pydantic import JsonValue
 
-from pytest_opdecide.questions._errors import ProviderError
 from pytest_opdecide.questions._prompt import label_spellings
+from pytest_opdecide.questions._provider_errors import ProviderError
 
 Tokenizer: TypeAlias = Callable[[str], Sequence[int]]
 """Text -> token ids, without special tokens (no BOS)."""

@@ -31,15 +31,15 @@ from typing import Any, Final, Generic, Literal, Protocol, TypeAlias, TypeVar, r
 
 import httpx
 
-from pytest_opdecide._credentials import register
+from pytest_opdecide._http._credentials import register
 from pytest_opdecide._words import bool_word
 from pytest_opdecide.questions._abort import AbortSignal, run_abortable
-from pytest_opdecide.questions._errors import (
+from pytest_opdecide.questions._models import DecisionRequest, DecisionResult, ProviderModelInfo
+from pytest_opdecide.questions._provider_errors import (
     InvalidResultError,
     ProviderConfigError,
     ProviderError,
 )
-from pytest_opdecide.questions._models import DecisionRequest, DecisionResult, ProviderModelInfo
 from pytest_opdecide.questions._rules import Rule
 from pytest_opdecide.questions._validate import ROUNDING_KEY, validate_request, validate_result
 

@@ -26,7 +26,6 @@ from pytest_opdecide.questions._distribution import (
     answer_from_labels,
     check_stated,
 )
-from pytest_opdecide.questions._errors import InvalidRequestError, ProviderError
 from pytest_opdecide.questions._models import (
     DecisionAnswer,
     DecisionQuestion,
@@ -41,6 +40,7 @@ from pytest_opdecide.questions._prompt import (
     build_question_prompt,
 )
 from pytest_opdecide.questions._provider import BaseDecisionProvider
+from pytest_opdecide.questions._provider_errors import InvalidRequestError, ProviderError
 from pytest_opdecide.questions._rules import Rule
 
 OPTION_NAME: Final = "answer"

@@ -16,7 +16,6 @@ from typing import Any, TypeAlias
 from pydantic import ConfigDict, Field, SkipValidation
 
 from pytest_opdecide.questions._abort import AbortSignal
-from pytest_opdecide.questions._errors import ProviderConfigError
 from pytest_opdecide.questions._json import json_copy
 from pytest_opdecide.questions._models import DecisionRequest, DecisionResult
 from pytest_opdecide.questions._provider import (
@@ -26,6 +25,7 @@ from pytest_opdecide.questions._provider import (
     declared_provider_problem,
     resolve_provider_config,
 )
+from pytest_opdecide.questions._provider_errors import ProviderConfigError
 from pytest_opdecide.questions._validate import validate_request
 
 ProviderSource: TypeAlias = (

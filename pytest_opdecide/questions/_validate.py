@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from pytest_opdecide.questions._errors import InvalidRequestError, InvalidResultError
 from pytest_opdecide.questions._json import (
     NonJsonValueError,
     json_copy,
@@ -35,6 +34,7 @@ from pytest_opdecide.questions._models import (
     ScoreAnswer,
     ScoreQuestion,
 )
+from pytest_opdecide.questions._provider_errors import InvalidRequestError, InvalidResultError
 from pytest_opdecide.questions._rules import Rule
 
 DEFAULT_TOLERANCE: Final = 1e-3
@@ -168,7 +168,7 @@ def validate_request(
         >>> validate_request({"model": "m", "context": "", "questions": {}})
         Traceback (most recent call last):
         ...
-        pytest_opdecide.questions._errors.InvalidRequestError: request: questions.empty: ...
+        pytest_opdecide.questions.InvalidRequestError: request: questions.empty: ...
     """
     if isinstance(request, str | bytes):
         request = _parse_request_text(request)  # type: ignore[assignment]

@@ -5,7 +5,8 @@ llama-cpp-python, vLLM, Ollama...), sync and async, with native tool calls and s
 Its failures raise the :class:`RuntimeCallError` tree (drawn in ``_errors.py``).
 """
 
-from pytest_opdecide.runtimes._errors import (
+from pytest_opdecide.runtimes._openai_runtime import OpenAICompatibleRuntime
+from pytest_opdecide.runtimes._runtime_errors import (
     AuthenticationError,
     BadRequestError,
     CallTimeoutError,
@@ -17,7 +18,6 @@ from pytest_opdecide.runtimes._errors import (
     RuntimeCallError,
     ServerError,
 )
-from pytest_opdecide.runtimes._openai import OpenAICompatibleRuntime
 
 __all__ = [
     "AuthenticationError",

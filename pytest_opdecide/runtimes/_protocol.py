@@ -14,8 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_opdecide._http_errors import server_error_message
-from pytest_opdecide._messages import ContentBlock, Message, ModelReply, ToolCall, ToolSpec, Usage
+from pytest_opdecide._http._error_answers import server_error_message
+from pytest_opdecide._nextstep._messages import (
+    ContentBlock,
+    Message,
+    ModelReply,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
 __all__ = [
     "ProtocolProblem",

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from _openai_server import OpenAIServer
 
-from pytest_opdecide._cassette_file import CassetteCorrupt, write_cassette
+from pytest_opdecide._cassettes._file import CassetteCorrupt, write_cassette
+from pytest_opdecide._cassettes._scrub import Scrubber
 from pytest_opdecide._files import write_atomic
-from pytest_opdecide._scrub import Scrubber
-from pytest_opdecide._secrets import Secrets
+from pytest_opdecide._http._secrets import Secrets
 
 from ._support import cassette, contents, dedent, error_text
 
@@ -43,7 +43,7 @@ BROKEN_SERIALIZER = dedent(
     @pytest.fixture(autouse=True)
     def crash_while_saving(monkeypatch):
         # Through sys.modules: an in-process pytester run may re-import the module.
-        _cassette_yaml = importlib.import_module("pytest_opdecide._cassette_yaml")
+        _cassette_yaml = importlib.import_module("pytest_opdecide._cassettes._yaml_format")
 
         def serialize(data):
             raise OSError("disk full (simulated)")

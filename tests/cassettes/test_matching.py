@@ -7,8 +7,8 @@ import json
 import pytest
 from _openai_server import OpenAIServer
 
-from pytest_opdecide._matching import comparable_body, drop_path
-from pytest_opdecide._scrub import PLACEHOLDER
+from pytest_opdecide._cassettes._matching import comparable_body, drop_path
+from pytest_opdecide._cassettes._scrub import PLACEHOLDER
 
 from ._support import dedent, error_text
 

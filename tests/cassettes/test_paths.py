@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 from _openai_server import OpenAIServer
 
-from pytest_opdecide._pytest_cassettes import _short, cassette_path
-from pytest_opdecide._settings import resolve
+from pytest_opdecide.plugin._cassette_fixtures import _short, cassette_path
+from pytest_opdecide.plugin._settings import resolve
 
 from ._support import cassette, dedent, interactions, write_ini
 

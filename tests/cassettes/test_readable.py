@@ -188,6 +188,6 @@ def test_a_part_that_requests_repeat_is_written_once(
 )
 def test_a_stored_json_body_is_replayed_as_compact_json(data: object) -> None:
     """Replayed bodies are the bytes `json.dumps` gives (compact, as servers send them)."""
-    from pytest_opdecide._cassette_yaml import raw_body
+    from pytest_opdecide._cassettes._yaml_format import raw_body
 
     assert raw_body({"json": data}) == json.dumps(data, ensure_ascii=False, separators=(",", ":"))

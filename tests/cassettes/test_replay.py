@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pytest_opdecide._cassettes import CassetteMismatch, use_cassette
-from pytest_opdecide._http_replay import replay_async_client, replay_client
+from pytest_opdecide._cassettes._cassette import CassetteMismatch, use_cassette
+from pytest_opdecide._http._replay_routing import replay_async_client, replay_client
 
 from ._support import dedent
 

@@ -8,19 +8,17 @@ from typing import Any
 
 import pytest
 
-from pytest_opdecide._credentials import credential_values, registered
-from pytest_opdecide._scrub import (
-    SECRET_HEADERS,
+from pytest_opdecide._cassettes._scrub import (
     Redaction,
     Scrubber,
     as_stored,
     scrub_data,
     secret_field,
-    secret_header,
-    secret_param,
     shown_uri,
 )
-from pytest_opdecide._secrets import MIN_SECRET_LENGTH, PLACEHOLDER, Secrets, env_secrets
+from pytest_opdecide._http._credentials import credential_values, registered
+from pytest_opdecide._http._redaction import SECRET_HEADERS, secret_header, secret_param
+from pytest_opdecide._http._secrets import MIN_SECRET_LENGTH, PLACEHOLDER, Secrets, env_secrets
 from pytest_opdecide.questions import OpenAICompatibleDecisionProvider, openai_compatible
 from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_opdecide._cassette_yaml import ReadableYaml
-from pytest_opdecide._replay import event_chunks
+from pytest_opdecide._cassettes._replay_transport import event_chunks
+from pytest_opdecide._cassettes._yaml_format import ReadableYaml
 
 
 def cassette(request_body: Any, response_body: Any, content_type: str) -> dict[str, Any]:
@@ -129,7 +129,7 @@ YAML_SAMPLES = [
 
 @pytest.mark.parametrize("text", YAML_SAMPLES)
 def test_fast_yaml_loading_agrees_with_safe_load(text: str) -> None:
-    from pytest_opdecide._cassette_yaml import load_yaml
+    from pytest_opdecide._cassettes._yaml_format import load_yaml
 
     expected = yaml.safe_load(text)
     assert load_yaml(text) == expected
@@ -139,7 +139,7 @@ def test_fast_yaml_loading_agrees_with_safe_load(text: str) -> None:
     "text", ["a: [1\n", "!!python/object:os.system {}\n", "a: 1\n---\nb: 2\n", "[[1]: x]\n"]
 )
 def test_fast_yaml_loading_fails_as_safe_load_does(text: str) -> None:
-    from pytest_opdecide._cassette_yaml import load_yaml
+    from pytest_opdecide._cassettes._yaml_format import load_yaml
 
     with pytest.raises(yaml.YAMLError):
         yaml.safe_load(text)
@@ -150,7 +150,7 @@ def test_fast_yaml_loading_fails_as_safe_load_does(text: str) -> None:
 def test_fast_yaml_loading_of_the_committed_cassettes() -> None:
     from pathlib import Path
 
-    from pytest_opdecide._cassette_yaml import load_yaml
+    from pytest_opdecide._cassettes._yaml_format import load_yaml
 
     root = Path(__file__).parents[2] / "cassettes"
     files = sorted(root.rglob("*.yaml"))

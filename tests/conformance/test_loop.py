@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -150,3 +153,32 @@ def test_a_returned_coroutine_is_closed_not_left_to_warn(loop: CheckLoop) -> Non
 
     finished = loop.run(returns_a_coroutine, timeout=5)
     assert finished.value.cr_frame is None  # closed: no "never awaited" warning later
+
+
+def test_a_call_that_ignores_its_cancellation_is_closed_quietly_after_the_check() -> None:
+    """Its coroutine is closed when the garbage collector frees it, after the check (and in
+    whichever check then runs): closing it raises nothing there."""
+    check_loop = CheckLoop(name="opdecide-conformance-stubborn")
+
+    async def stubborn() -> None:
+        while True:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(3600)
+
+    assert check_loop.run(stubborn, timeout=0.2).blocked
+    check_loop.close()
+    deadline = time.monotonic() + 5
+    while any(t.name == "opdecide-conformance-stubborn" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the loop's thread ends once the loop stops"
+        time.sleep(0.01)
+    del check_loop
+    unraisable: list[str] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda args: unraisable.append(
+        f"{args.exc_type.__name__}: {args.exc_value}"
+    )
+    try:
+        gc.collect()
+    finally:
+        sys.unraisablehook = previous
+    assert unraisable == []

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from pytest_opdecide.conformance import watch_network
-from pytest_opdecide.conformance._network import allow_network
+from pytest_opdecide.conformance._network_watch import allow_network
 
 
 def test_a_real_httpx_request_is_recorded_and_refused() -> None:

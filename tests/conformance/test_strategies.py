@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from fake_runtimes import FakeDecisionProvider, ScriptedRuntime
 from pytest_opdecide import DecisionError, decision, strategies
-from pytest_opdecide._options import normalize_options
+from pytest_opdecide._nextstep._options import normalize_options
 from pytest_opdecide.questions import (
     BooleanQuestion,
     ChoiceQuestion,

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import pytest
 
 from pytest_opdecide import decision
-from pytest_opdecide._options import normalize_options
+from pytest_opdecide._nextstep._options import normalize_options
 
 
 def lookup_order(order_id: str) -> str:

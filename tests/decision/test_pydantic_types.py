@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from pytest_opdecide import DecisionError, FromContext, decision
-from pytest_opdecide._options import normalize_options
+from pytest_opdecide._nextstep._options import normalize_options
 
 from .test_properties import JSON_VALUES, PROPERTY_SETTINGS
 

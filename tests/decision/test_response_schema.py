@@ -20,8 +20,8 @@ from pydantic import Field
 
 from fake_runtimes import ScriptedRuntime, pick
 from pytest_opdecide import FromContext, Runtime, agent, decision
-from pytest_opdecide._options import normalize_options
-from pytest_opdecide._response_schema import ANY_TYPES, NOT_A_PLACEHOLDER, portable_schema
+from pytest_opdecide._nextstep._options import normalize_options
+from pytest_opdecide._nextstep._response_schema import ANY_TYPES, NOT_A_PLACEHOLDER, portable_schema
 
 ANY = {"type": list(ANY_TYPES)}
 TEXT = {"type": "string", "pattern": NOT_A_PLACEHOLDER}

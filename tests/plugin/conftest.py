@@ -23,9 +23,9 @@ def _import_session_end_modules() -> None:
         "fake_runtimes",
         "httpx",
         "pytest_opdecide.decision",
-        "pytest_opdecide._snapshots",
+        "pytest_opdecide.plugin._snapshots",
         # The live-run report's charts: numpy cannot be imported twice in one process.
-        "pytest_opdecide._pass_rates",
+        "pytest_opdecide.plugin._pass_rates",
         "matplotlib.figure",
         "matplotlib.backends.backend_svg",
     ):

@@ -105,7 +105,7 @@ def test_lenient(decision_provider):
     result = project.runpytest("--tb=short")
     result.assert_outcomes(passed=2, errors=1)
     assert error_text(result) == (
-        "fake_runtimes._errors.UnusedSteps: FakeDecisionProvider: 3 scripted answers were "
+        "fake_runtimes.UnusedSteps: FakeDecisionProvider: 3 scripted answers were "
         "never used:\n"
         "  answers['urgent']: choose('yes', p=1)\n"
         "  answers['anger'][0]: score(1)\n"

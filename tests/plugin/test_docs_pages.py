@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_opdecide import hookspecs
-from pytest_opdecide._settings import DEFAULT_BASE_URL, SETTINGS, Setting, parse_bool
+from pytest_opdecide.plugin._settings import DEFAULT_BASE_URL, SETTINGS, Setting, parse_bool
 
 from .support import write_ini
 

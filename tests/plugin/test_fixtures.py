@@ -155,7 +155,7 @@ def test_a_bad_script_fails_the_test_with_the_reason(
 def test_opdecide_settings_holds_the_defaults(project: pytest.Pytester) -> None:
     project.makepyfile(
         """
-        from pytest_opdecide._settings import DEFAULT_BASE_URL, Settings
+        from pytest_opdecide.plugin._settings import DEFAULT_BASE_URL, Settings
 
 
         def test_defaults(opdecide_settings):

@@ -14,8 +14,8 @@ import socket
 
 import pytest
 
-from pytest_opdecide import _network as network
-from pytest_opdecide._guard import RealCallBlocked, guard
+from pytest_opdecide._http import _network as network
+from pytest_opdecide.plugin._guard import RealCallBlocked, guard
 
 from .support import write_ini
 
@@ -28,7 +28,7 @@ import httpx
 import httpx2
 import pytest
 
-from pytest_opdecide._guard import RealCallBlocked
+from pytest_opdecide.plugin._guard import RealCallBlocked
 
 
 def jailed(error):
@@ -183,7 +183,7 @@ def test_a_test_that_uses_the_plugin_reaches_only_the_loopback(project: pytest.P
     result.assert_outcomes(passed=11, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "E   pytest_opdecide._guard.RealCallBlocked: pytest-opdecide blocked a real call to "
+            "E   pytest_opdecide.RealCallBlocked: pytest-opdecide blocked a real call to "
             "https://api.example.com/v1/models in test_calls.py::test_the_failure_users_see: "
             "tests run offline by default.",
             "E     - script the model with the `runtime` / `decision_provider` fixtures, or",

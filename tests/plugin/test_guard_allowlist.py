@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_opdecide._guard import AllowedHosts, parse_allowed_host
+from pytest_opdecide.plugin._guard import AllowedHosts, parse_allowed_host
 
 from .support import write_ini
 from .test_guard import SUPPORT

@@ -94,7 +94,7 @@ def test_live_cassette_tests_get_the_runtime_and_provider_of_the_hooks(
         import pytest
         from conftest import CALLS
         from pytest_opdecide import agent, current_runtime
-        from pytest_opdecide._guard import guard
+        from pytest_opdecide.plugin._guard import guard
 
 
         @pytest.mark.opdecide(cassette=True, model="served-model")

@@ -18,8 +18,8 @@ import pytest
 
 from fake_runtimes import FakeDecisionProvider, SeededRuntime
 from pytest_opdecide import decision
-from pytest_opdecide._live_report import CHARTS_HINT, render_html
-from pytest_opdecide._pass_rates import wilson_interval
+from pytest_opdecide.plugin._live_report import CHARTS_HINT, render_html
+from pytest_opdecide.plugin._pass_rates import wilson_interval
 
 RUNS = 10
 MENU = {"refund": "REFUND", "close": "CLOSE", "escalate": "ESCALATE"}
@@ -302,7 +302,7 @@ def test_decision_errors_are_counted(project: pytest.Pytester) -> None:
             "rate 0.00 (95% CI 0.00-0.49), min_pass_rate 0",
             "  decision 1: a, b (4 of 4 runs): DecisionError 4",
             "  decision 2: a, b (4 of 4 runs): DecisionError 4",
-            "  run 1 failed: pytest_opdecide._errors.DecisionError: *",
+            "  run 1 failed: pytest_opdecide.DecisionError: *",
         ]
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_opdecide._settings import SETTINGS
+from pytest_opdecide.plugin._settings import SETTINGS
 
 MARKER_KEYWORDS = sorted(
     {"script", "answers", "cassette", "expected"}

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from pytest_opdecide._settings import SETTINGS
+from pytest_opdecide.plugin._settings import SETTINGS
 
 from .support import FLAG, help_groups, write_ini
 
@@ -141,3 +141,19 @@ def test_the_boolean_switches_take_no_value(project: pytest.Pytester) -> None:
         """
     )
     project.runpytest("--opdecide-live", "--opdecide-update-snapshots").assert_outcomes(passed=1)
+
+
+def test_each_flag_says_its_shape_in_its_setting() -> None:
+    """A flag's shape is a field of its setting: a switch takes no value, a yes/no setting says
+    so in ``--help``; nothing is guessed from the setting's parse function."""
+    from pytest_opdecide.plugin._settings import SETTINGS, parse_bool
+
+    for setting in SETTINGS:
+        if setting.switch:
+            assert setting.cli, setting.name
+            assert setting.parse is parse_bool, setting.name
+        elif setting.cli and setting.parse is parse_bool:
+            assert setting.shown_value == "yes|no", setting.name
+        elif setting.cli:
+            assert setting.shown_value == setting.name.upper(), setting.name
+    assert {s.name for s in SETTINGS if s.switch} == {"live", "update_snapshots"}

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_opdecide._settings import SETTINGS, Setting
+from pytest_opdecide.plugin._settings import SETTINGS, Setting
 
 from .support import write_ini
 

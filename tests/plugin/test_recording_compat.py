@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_opdecide._settings import SETTINGS
+from pytest_opdecide.plugin._settings import SETTINGS
 
 pytest.importorskip("pytest_recording")
 
@@ -67,7 +67,7 @@ def test_block_network_and_the_guard_together(project: pytest.Pytester) -> None:
         import socket
 
         import pytest
-        from pytest_opdecide._guard import RealCallBlocked
+        from pytest_opdecide.plugin._guard import RealCallBlocked
 
 
         def test_blocked():

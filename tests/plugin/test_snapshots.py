@@ -32,7 +32,7 @@ def test_a_missing_snapshot_fails_with_how_to_write_it(project: pytest.Pytester)
     result.assert_outcomes(failed=1)
     path = project.path / "__menus__" / "test_refunds" / "test_menu.txt"
     assert error_text(result) == (
-        f"pytest_opdecide._snapshots.SnapshotMismatch: no menu snapshot stored at {path}.\n"
+        f"pytest_opdecide.SnapshotMismatch: no menu snapshot stored at {path}.\n"
         "Run pytest with --opdecide-update-snapshots to write it, then review and commit it."
     )
     assert not path.exists()
@@ -66,7 +66,7 @@ def test_a_changed_menu_fails_with_a_unified_diff(project: pytest.Pytester) -> N
     result.assert_outcomes(failed=1)
     path = project.path / "__menus__" / "test_refunds" / "test_menu.txt"
     assert error_text(result) == (
-        f"pytest_opdecide._snapshots.SnapshotMismatch: the menu differs from its snapshot {path}:\n"
+        f"pytest_opdecide.SnapshotMismatch: the menu differs from its snapshot {path}:\n"
         "--- test_menu.txt (stored)\n"
         "+++ rendered now\n"
         "@@ -1,6 +1,6 @@\n"

@@ -32,7 +32,7 @@ def test_stops_early(runtime):
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_stops_early*"])
     assert error_text(result) == (
-        "fake_runtimes._errors.UnusedSteps: ScriptedRuntime: 2 scripted steps were never used:\n"
+        "fake_runtimes.UnusedSteps: ScriptedRuntime: 2 scripted steps were never used:\n"
         "  1. pick('escalate')\n"
         "  2. 'bye'\n"
         "The code made 1 model call; remove the unused steps, or find out why the code "
@@ -99,7 +99,7 @@ def test_one_call_too_many(runtime):
     result = project.runpytest("--tb=short")
     result.assert_outcomes(failed=1)
     assert error_text(result) == (
-        "fake_runtimes._errors.ScriptExhausted: ScriptedRuntime ran out of steps: call #1 "
+        "fake_runtimes.ScriptExhausted: ScriptedRuntime ran out of steps: call #1 "
         "(turn) is not scripted.\n"
         "It offered options ['refund', 'escalate'] and no tools.\n"
         "Prompt head: 'Decide again.'\n"
@@ -121,7 +121,7 @@ def test_wrong_option(runtime):
     result = project.runpytest("--tb=short")
     result.assert_outcomes(failed=1)
     assert error_text(result) == (
-        "fake_runtimes._errors.ScriptMismatch: ScriptedRuntime: step 0 picks 'close', but "
+        "fake_runtimes.ScriptMismatch: ScriptedRuntime: step 0 picks 'close', but "
         "call #0 (turn) offered "
         "options ['refund', 'escalate'].\n"
         "To send a pick of an option that was not offered, script the raw reply text instead: "
@@ -144,7 +144,7 @@ def test_wrong_tool(runtime):
     result = project.runpytest("--tb=short")
     result.assert_outcomes(failed=1)
     assert error_text(result) == (
-        "fake_runtimes._errors.ScriptMismatch: ScriptedRuntime: step 0 calls tool "
+        "fake_runtimes.ScriptMismatch: ScriptedRuntime: step 0 calls tool "
         "'cancel_order', but call #0 (turn) offered no tools.\n"
         "Offer the tool to the call (tools=[...] or a toolset), or script a reply that does not "
         "call it."

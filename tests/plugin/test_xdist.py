@@ -12,7 +12,7 @@ SUITE = """
 import pytest
 from fake_runtimes import choose, pick
 from pytest_opdecide import decision
-from pytest_opdecide._guard import RealCallBlocked
+from pytest_opdecide.plugin._guard import RealCallBlocked
 
 ROUTES = {"refund": "REFUND", "close": "CLOSED", "escalate": "ESCALATED"}
 

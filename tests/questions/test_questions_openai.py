@@ -601,6 +601,48 @@ async def test_a_timeout_is_a_timeout_and_a_dead_server_a_server_error() -> None
     assert "connection refused" in str(caught.value)
 
 
+KEY = "sk-provider-test-5f2c9a7e41b34d0c8a1e"
+"""A real-looking API key: no message or repr may show it."""
+USERINFO_URL = "http://opdecide:pa55w0rd-Zq7@127.0.0.1:9/v1"
+
+
+async def test_quoted_server_text_has_the_key_redacted() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        key = request.headers["authorization"].removeprefix("Bearer ")
+        return httpx.Response(401, json={"error": {"message": f"Incorrect API key: {key}."}})
+
+    with pytest.raises(ProviderError) as caught:
+        await provider_for(httpx.MockTransport(refuse), api_key=KEY).decide(one_choice())
+    assert str(caught.value).endswith("Incorrect API key: ***.")
+
+
+async def test_a_reply_quoting_the_key_is_redacted_and_chained_to_nothing() -> None:
+    """The distribution's own error quotes the server's tokens: it is not kept as a cause."""
+    backend = Backend(lambda body: httpx.Response(200, text=first_token(entry(0.7, token=KEY))))
+    provider = provider_for(backend, api_key=KEY, fallback="none")
+    with pytest.raises(ProviderError) as caught:
+        await provider.decide(one_choice(a=None, b=None))
+    assert "the log-probability of '***' is 0.7" in str(caught.value)
+    assert KEY not in str(caught.value)
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
+
+
+async def test_a_failed_request_names_its_url_without_the_user_info() -> None:
+    def dead(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    provider = OpenAICompatibleDecisionProvider(
+        base_url=USERINFO_URL, model=MODEL, transport=httpx.MockTransport(dead)
+    )
+    with pytest.raises(ProviderError) as caught:
+        await provider.decide(one_choice())
+    assert "request to http://127.0.0.1:9/v1/chat/completions failed" in str(caught.value)
+    assert "pa55w0rd-Zq7" not in str(caught.value)
+    assert "pa55w0rd-Zq7" not in repr(provider)
+    assert "127.0.0.1:9/v1" in repr(provider)
+
+
 async def test_the_configured_timeout_is_applied() -> None:
     seen: list[dict[str, Any]] = []
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+from pathlib import Path
+
 import pytest_opdecide.questions as questions
 
 EXPECTED = {
@@ -67,7 +71,17 @@ def test_exported_names_are_pinned() -> None:
 
 
 def test_public_names_come_from_private_modules() -> None:
+    """Each public name is defined in a private module of the package; an exception class says
+    its public home as its ``__module__`` (what tracebacks print), where it can be found."""
     for name in questions.__all__:
-        module = getattr(getattr(questions, name), "__module__", None)
+        value = getattr(questions, name)
+        module = getattr(value, "__module__", None)
+        if isinstance(value, type) and issubclass(value, BaseException):
+            assert module == "pytest_opdecide.questions", (name, module)
+            assert getattr(importlib.import_module(module), value.__qualname__) is value
+            source = Path(inspect.getsourcefile(value) or "")
+            assert source.parent.name == "questions", name
+            assert source.name.startswith("_"), name
+            continue
         if isinstance(module, str) and module.startswith("pytest_opdecide.questions"):
             assert module.split(".")[-1].startswith("_"), (name, module)

@@ -1,0 +1,106 @@
+"""Reading and writing one cassette file: whole or not at all, scrubbed, or refused clearly.
+
+Reading turns the file into :class:`~._tape.Interaction` values; a file that is
+not a cassette, or is cut short, is refused with :class:`CassetteCorrupt`, naming the file and
+how to record it again. Writing scrubs every interaction (:mod:`._scrub`), lets the project's
+hook scrub more, serialises the readable YAML, runs the scrubber's text net over it and replaces
+the file in one rename (:func:`~pytest_opdecide._files.write_atomic`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_opdecide._cassettes._matching import rerecord_hint
+from pytest_opdecide._cassettes._scrub import Scrubber
+from pytest_opdecide._cassettes._tape import Interaction
+from pytest_opdecide._cassettes._yaml_format import ReadableYaml, raw_body, readable_body
+from pytest_opdecide._files import write_atomic
+
+__all__ = ["CassetteCorrupt", "ScrubHook", "read_interactions", "write_cassette"]
+
+ScrubHook = Callable[[dict[str, Any]], dict[str, Any] | None]
+"""Called with each interaction as the cassette stores it; changes it or returns another."""
+
+
+class CassetteCorrupt(ValueError):
+    """A cassette file cannot be read; the message names it and how to re-record it."""
+
+    __module__ = "pytest_opdecide"
+
+
+def read_interactions(path: Path, nodeid: str = "") -> list[Interaction]:
+    """The interactions of the cassette at ``path``.
+
+    Raises:
+        CassetteCorrupt: The file is not a cassette (not YAML, not the layout, cut short).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = ReadableYaml.deserialize(text)
+        return [Interaction.from_stored(stored) for stored in data["interactions"]]
+    except Exception as exc:
+        raise CassetteCorrupt(
+            f"cassette {path} is corrupt or truncated ({type(exc).__name__}: {exc}).\n"
+            + rerecord_hint(path, nodeid)
+        ) from None
+
+
+def _run_user_scrub(
+    request: dict[str, Any], response: dict[str, Any], hook: ScrubHook
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run a scrub hook on the interaction as the cassette stores it: text, JSON bodies as
+    data (``body["json"]``), event streams as ``body["events"]``."""
+    request["body"] = readable_body(request.get("body"), request.get("headers", {}))
+    body = response.get("body")
+    if isinstance(body, dict) and "string" in body:
+        body["string"] = readable_body(body["string"], response.get("headers", {}))
+    interaction = {"request": request, "response": response}
+    interaction = hook(interaction) or interaction
+    request, response = interaction["request"], interaction["response"]
+    request["body"] = raw_body(request.get("body"))
+    body = response.get("body")
+    if isinstance(body, dict) and "string" in body:
+        body["string"] = raw_body(body["string"])
+    return request, response
+
+
+def write_cassette(
+    path: Path,
+    interactions: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    *,
+    scrubber: Scrubber,
+    scrub_hook: ScrubHook | None = None,
+) -> None:
+    """Write ``interactions`` (request and response dicts, as vcrpy records them) to ``path``,
+    scrubbed, whole or not at all. The dicts are not changed.
+
+    Raises:
+        CassetteCorrupt: The scrubbed text is no longer a cassette (the last net replaced
+            something the passes over the data had not: a secret spanning YAML syntax).
+            Nothing is written.
+    """
+    pairs = [
+        (copy.deepcopy(request), copy.deepcopy(response)) for request, response in interactions
+    ]
+    scrubber.interactions(pairs)
+    stored = []
+    for request, response in pairs:
+        if scrub_hook is not None:
+            request, response = _run_user_scrub(request, response, scrub_hook)
+        stored.append({"request": request, "response": response})
+    text = ReadableYaml.serialize({"interactions": stored, "version": 1})
+    scrubbed = scrubber.text(text)
+    if scrubbed != text:
+        try:
+            ReadableYaml.deserialize(scrubbed)
+        except Exception as exc:
+            raise CassetteCorrupt(
+                f"cassette {path} was not written: a secret could not be removed without "
+                f"breaking the file ({type(exc).__name__}). Scrub it in a "
+                "pytest_opdecide_scrub_interaction hook."
+            ) from None
+    write_atomic(path, scrubbed)

@@ -1,0 +1,660 @@
+"""Scrubbing: no credential reaches a cassette, and replay still matches the scrubbed file.
+
+Before interactions are written, :class:`Scrubber` replaces secrets with :data:`PLACEHOLDER`, in
+two passes over the whole cassette.
+
+**By name** (what the name of a header, parameter or field says):
+
+* headers: those the one list of secret header names marks
+  (:func:`~pytest_opdecide._http._redaction.secret_header`: a vendor credential header, or a
+  name that contains ``key``, ``token``, ``secret``, ``passw``, ``auth``, ``signature``,
+  ``credential``, ``session`` or ``cookie``), with the credentials inside their values
+  (:func:`~pytest_opdecide._http._redaction.credential_parts`);
+* the query string (:func:`~pytest_opdecide._http._redaction.secret_param`): parameters with
+  such names, and ``sig`` and ``code``; the URL's user info is removed;
+* JSON (:func:`secret_field`): fields whose names end in one of :data:`SECRET_FIELD_ENDINGS`
+  (``api_key``, ``access_token``, ``client_secret``, ``password``...), a bare ``token`` outside
+  ``logprobs``, and the project's ``scrub_fields``, at any depth: in request and response
+  bodies, in each event of a stream, in JSON documents held in strings (a tool call's
+  ``arguments``), and in the text that the events of a stream add up to, field by field (a tool
+  call's arguments streamed in pieces). A field is replaced when its value is a string or a
+  number; an object or a list is searched further.
+
+Each value replaced by name is remembered.
+
+**By value** (:class:`~pytest_opdecide._http._secrets.Secrets`): every remembered value, every
+credential this package's runtimes and providers were configured with, and the value of every
+environment variable whose name says ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD`` or ``PASSWD``
+is replaced, in every form (raw, URL-encoded, JSON-escaped, base64...: see
+:mod:`pytest_opdecide._http._secrets`), wherever it appears: in URLs, header values, every string of
+a JSON body (keys too), text bodies, and the bytes of bodies that are not UTF-8. In an event stream,
+the text of each field is searched across the events (a key sent in two halves is replaced whole:
+the placeholder in the event where it began, nothing in the others).
+
+Last, the serialised text is searched once more for every form of every value
+(:meth:`Scrubber.text`).
+
+Transport noise (:data:`NOISE_HEADERS`: dates, lengths, client versions) is dropped too.
+
+Replay compares a request with the recorded ones *as they are stored*: :func:`as_stored` turns
+a request's body into its scrubbed form (cheaply, copying only what changes), and
+:func:`stored_route` its path and query, so a request carrying the real secret still matches the
+recording that holds the placeholder.
+
+The seam for new rules: a rule that finds secrets by name adds to :meth:`Scrubber.by_name` and
+:func:`as_stored` (or to the name test :func:`secret_field`, which both use), and remembers each
+value it replaces with :meth:`Scrubber.remember`: the value pass then replaces every other copy
+of it, in every form. A new secret header or parameter name goes into
+:mod:`pytest_opdecide._http._redaction` (the runtimes, the question providers and the log
+filters read the same list); a new form of a value into :mod:`pytest_opdecide._http._secrets`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
+from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
+from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, worth_searching
+
+__all__ = [
+    "DEFAULT_BODY_FIELDS",
+    "NOISE_HEADERS",
+    "PLACEHOLDER",
+    "SECRET_FIELD_ENDINGS",
+    "Redaction",
+    "Scrubber",
+    "as_stored",
+    "scrub_data",
+    "scrubbed_query",
+    "secret_field",
+    "shown_uri",
+    "stored_route",
+]
+
+SECRET_FIELD_ENDINGS = (
+    "apikey",
+    "apitoken",
+    "accesskey",
+    "accesstoken",
+    "authkey",
+    "authtoken",
+    "bearertoken",
+    "clientkey",
+    "cookie",
+    "credential",
+    "credentials",
+    "encryptionkey",
+    "idtoken",
+    "licensekey",
+    "masterkey",
+    "passphrase",
+    "passwd",
+    "password",
+    "privatekey",
+    "refreshtoken",
+    "secret",
+    "secretkey",
+    "securitytoken",
+    "sessionkey",
+    "sessiontoken",
+    "signingkey",
+    "subscriptionkey",
+)
+"""JSON field names are secret when, lower case and without ``_``, ``-`` or ``.``, they end in one
+of these (``api_key``, ``x-api-key``, ``clientSecret``, ``AWS_SECRET_ACCESS_KEY``...)."""
+_SECRET_FIELD_NAMES = frozenset({"auth", "authorization", "token"})
+_LOGPROB_WORDS = ("logprob", "probabilities")
+"""A bare ``token`` under a key holding these words is a token of text, not a credential."""
+
+DEFAULT_BODY_FIELDS = ("api_key", "apiKey", "access_token", "password", "secret")
+"""JSON fields scrubbed in every cassette (examples of :func:`secret_field`'s rule; configured
+``scrub_fields`` add exact names to it)."""
+
+NOISE_HEADERS = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "date",
+        "host",
+        "keep-alive",
+        "server",
+        "transfer-encoding",
+        "user-agent",
+    }
+)
+"""Transport details left out of cassettes: they change with the client's version or the clock,
+make every re-recording a noisy diff, and replay needs none of them."""
+
+# --- names ---------------------------------------------------------------------------------
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def secret_field(
+    name: str, extra: frozenset[str] = frozenset(), *, in_logprobs: bool = False
+) -> bool:
+    """Whether a JSON field's value is a secret, by its name (``extra``: exact names more).
+
+    ``token`` alone is one, except under a ``logprobs`` key, where it is a token of text.
+    """
+    if name in extra:
+        return True
+    normal = _normal(name)
+    if normal in _SECRET_FIELD_NAMES:
+        return not (normal == "token" and in_logprobs)
+    return normal.endswith(SECRET_FIELD_ENDINGS)
+
+
+def _logprobs(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in _LOGPROB_WORDS)
+
+
+# --- the URL's user info -------------------------------------------------------------------
+
+
+def _strip_userinfo(uri: str) -> tuple[str, list[str]]:
+    """``uri`` without user info, and the credentials it held."""
+    parts = urlsplit(uri)
+    if "@" not in parts.netloc:
+        return uri, []
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    found = [user, password, unquote(user), unquote(password), userinfo, unquote(userinfo)]
+    return urlunsplit(parts._replace(netloc=host)), found
+
+
+# --- JSON, by name -------------------------------------------------------------------------
+
+
+def _by_name(
+    value: Any, fields: frozenset[str], remember: Callable[[Any], None], in_logprobs: bool = False
+) -> Any:
+    """A JSON value with secret-named fields replaced, at any depth and inside JSON-encoded
+    strings; the very object when nothing changes (copy on write)."""
+    if isinstance(value, dict):
+        out = None
+        for key, item in value.items():
+            name = str(key)
+            if (
+                isinstance(item, str | int | float)
+                and not isinstance(item, bool)
+                and item != ""
+                and secret_field(name, fields, in_logprobs=in_logprobs)
+            ):
+                remember(item)
+                new: Any = PLACEHOLDER
+            else:
+                new = _by_name(item, fields, remember, in_logprobs or _logprobs(name))
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = new
+        return value if out is None else out
+    if isinstance(value, list):
+        items = [_by_name(item, fields, remember, in_logprobs) for item in value]
+        changed = any(new is not old for new, old in zip(items, value, strict=True))
+        return items if changed else value
+    if isinstance(value, str):
+        return _json_string_by_name(value, fields, remember)
+    return value
+
+
+def _json_document(text: str) -> Any:
+    """The object or array a string holds as JSON, else ``None``."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict | list) else None
+
+
+def _json_string_by_name(text: str, fields: frozenset[str], remember: Callable[[Any], None]) -> str:
+    parsed = _json_document(text)
+    if parsed is None:
+        return text
+    scrubbed = _by_name(parsed, fields, remember)
+    return text if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
+
+
+def _json_documents(text: str) -> Iterator[Any]:
+    """The JSON documents written one after the other in ``text``, from its start (the pieces
+    of a streamed tool call's arguments add up to one, or to several for several calls); none
+    when it does not start with one. Linear: each character is read once."""
+    decoder = json.JSONDecoder()
+    index = 0
+    while True:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index == len(text) or text[index] not in "{[":
+            return
+        try:
+            document, index = decoder.raw_decode(text, index)
+        except ValueError:
+            return
+        yield document
+
+
+# --- JSON, by value ------------------------------------------------------------------------
+
+
+def _by_value(value: Any, secrets: Secrets) -> Any:
+    """A JSON value with every string (keys too) scrubbed by value; the very object when
+    nothing changes."""
+    if isinstance(value, str):
+        new = secrets.text(value)
+        return value if new == value else new
+    if isinstance(value, dict):
+        out = {}
+        changed = False
+        for key, item in value.items():
+            new_key = _by_value(key, secrets) if isinstance(key, str) else key
+            new_item = _by_value(item, secrets)
+            changed = changed or new_key is not key or new_item is not item
+            out[new_key] = new_item
+        return out if changed else value
+    if isinstance(value, list):
+        items = [_by_value(item, secrets) for item in value]
+        changed = any(new is not old for new, old in zip(items, value, strict=True))
+        return items if changed else value
+    return value
+
+
+def _string_leaves(
+    value: Any, path: tuple[Any, ...] = ()
+) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
+    """``(path, container, key)`` of every string in a JSON value, in order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str):
+                yield (*path, key), value, key
+            else:
+                yield from _string_leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                yield (*path, index), value, index
+            else:
+                yield from _string_leaves(item, (*path, index))
+
+
+def _replace_across(texts: list[str], spans: list[tuple[int, int]]) -> list[str]:
+    """``texts`` (pieces of one text) with each span of their concatenation replaced: the
+    placeholder where the span begins, nothing in the pieces it continues into."""
+    out = []
+    offset = 0
+    for text in texts:
+        end_of_piece = offset + len(text)
+        kept = []
+        cursor = offset
+        for start, end in spans:
+            if end <= offset or start >= end_of_piece:
+                continue
+            kept.append(text[cursor - offset : max(start, offset) - offset])
+            if start >= offset:
+                kept.append(PLACEHOLDER)
+            cursor = min(end, end_of_piece)
+        kept.append(text[cursor - offset :])
+        out.append("".join(kept))
+        offset = end_of_piece
+    return out
+
+
+# --- streams -------------------------------------------------------------------------------
+
+
+def _stream_fields(events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[tuple[Any, Any]]]:
+    """The strings of a stream's events, grouped by where they are in an event (a field's
+    path, or the text of events that are not JSON), in order: each group is one text sent in
+    pieces (a reply's content, a tool call's arguments)."""
+    groups: dict[tuple[Any, ...], list[tuple[Any, Any]]] = {}
+    for event in events:
+        if "raw" in event:
+            groups.setdefault(("<raw>",), []).append((event, "raw"))
+        elif isinstance(event.get("data"), str):
+            groups.setdefault(("<data>",), []).append((event, "data"))
+        else:
+            for path, container, key in _string_leaves(event.get("data")):
+                groups.setdefault(path, []).append((container, key))
+    return groups
+
+
+def _stream_by_value(text: str, secrets: Secrets) -> str:
+    """An event stream's text with every secret replaced: in each event, then across events
+    (see :func:`_stream_fields`)."""
+    events = parse_events(text)
+    if events is None:
+        return secrets.text(text)
+    changed = False
+    for event in events:
+        data = event.get("data")
+        if isinstance(data, dict | list):
+            event["data"] = _by_value(data, secrets)
+            changed = changed or event["data"] is not data
+    for pieces in _stream_fields(events).values():
+        texts = [container[key] for container, key in pieces]
+        spans = secrets.spans("".join(texts))
+        if spans:
+            changed = True
+            for (container, key), new in zip(pieces, _replace_across(texts, spans), strict=True):
+                container[key] = new
+    return render_events(events) if changed else text
+
+
+# --- one interaction -----------------------------------------------------------------------
+
+
+class Scrubber:
+    """Replaces secrets with :data:`PLACEHOLDER` in the interactions of one cassette.
+
+    Args:
+        body_fields: JSON field names scrubbed besides those :func:`secret_field` names.
+        secrets: The values known to be secret before anything is read (by default the
+            configured credentials and secret environment variables: :meth:`Secrets.current`).
+    """
+
+    def __init__(
+        self, body_fields: Iterable[str] = DEFAULT_BODY_FIELDS, secrets: Secrets | None = None
+    ) -> None:
+        self.body_fields = frozenset(body_fields)
+        self.known = Secrets.current() if secrets is None else secrets
+        self.seen: set[str] = set()
+        """Every value replaced by name so far (replaced by value in the second pass)."""
+        self._combined: tuple[int, Secrets] | None = None
+
+    @property
+    def secrets(self) -> Secrets:
+        """Everything replaced by value: the known secrets and every value seen."""
+        # Values are only ever added: their number tells whether the last one is still right.
+        if self._combined is None or self._combined[0] != len(self.seen):
+            self._combined = (len(self.seen), self.known | self.seen)
+        return self._combined[1]
+
+    def remember(self, value: Any, name: str = "") -> None:
+        """Replace ``value`` (and the credentials inside it) by value too."""
+        for part in credential_parts(name, str(value)):
+            if worth_searching(part):
+                self.seen.add(part)
+
+    def interactions(self, interactions: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+        """Scrub interactions in place, as they are about to be written: by name first, then
+        by value with everything the first pass found.
+
+        Each request has ``uri``, ``headers`` (name to a list of values) and ``body`` (text or
+        bytes); each response ``status``, ``headers`` and ``body: {"string": ...}``.
+        """
+        pairs = list(interactions)
+        for request, response in pairs:
+            self.by_name(request, response)
+        secrets = self.secrets
+        for request, response in pairs:
+            self.by_value(request, response, secrets)
+
+    # -- by name --
+
+    def by_name(self, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """The first pass over one interaction (see the module's docstring)."""
+        for part in (request, response):
+            headers = part.setdefault("headers", {})
+            self.headers(headers)
+            self.drop_noise(headers)
+        uri, userinfo = _strip_userinfo(str(request.get("uri", "")))
+        for value in userinfo:
+            self.remember(value)
+        request["uri"] = self.uri(uri)
+        request["body"] = self.body(request.get("body"), request["headers"])
+        body = response.get("body")
+        if isinstance(body, dict) and "string" in body:
+            body["string"] = self.body(body["string"], response["headers"])
+
+    def headers(self, headers: Any) -> None:
+        """Replace the values of secret headers, in place (values may be lists)."""
+        for name in list(headers.keys()):
+            if secret_header(name):
+                value = headers[name]
+                for item in value if isinstance(value, list) else [value]:
+                    self.remember(item, name)
+                headers[name] = [PLACEHOLDER] if isinstance(value, list) else PLACEHOLDER
+
+    @staticmethod
+    def drop_noise(headers: Any) -> None:
+        """Remove the transport headers of :data:`NOISE_HEADERS`, in place."""
+        for name in list(headers.keys()):
+            if name.lower() in NOISE_HEADERS:
+                del headers[name]
+
+    def query_pairs(self, query: str) -> list[tuple[str, str]]:
+        """The query's parameters with secret values replaced by the placeholder."""
+        pairs = []
+        for key, value in parse_qsl(query, keep_blank_values=True):
+            if secret_param(key) and value:
+                self.remember(value, key)
+                value = PLACEHOLDER
+            pairs.append((key, value))
+        return pairs
+
+    def uri(self, uri: str) -> str:
+        """``uri`` with the values of secret query parameters replaced."""
+        parts = urlsplit(uri)
+        if not parts.query:
+            return uri
+        query = urlencode(self.query_pairs(parts.query), safe="<>")  # a readable placeholder
+        return urlunsplit(parts._replace(query=query))
+
+    def json_value(self, value: Any) -> Any:
+        """A JSON value with secret-named fields replaced, at any depth."""
+        return _by_name(value, self.body_fields, self.remember)
+
+    def body(self, body: Any, headers: Mapping[str, Any] | None = None) -> Any:
+        """A body (text or bytes) with secret-named JSON fields replaced, in each event of a
+        stream too; other bodies as they are. The secret fields of a JSON body that is not
+        UTF-8 (UTF-16, Latin-1) are remembered, to be replaced in its bytes by value."""
+        text = body_text(body)
+        if text is None:
+            self._remember_undecoded(body)
+            return body
+        if "event-stream" in header(headers or {}, "content-type"):
+            return self._stream_by_name(body, text)
+        parsed = _json_document(text)
+        if parsed is None:
+            return body
+        scrubbed = self.json_value(parsed)
+        if scrubbed is parsed:
+            return body
+        out = json.dumps(scrubbed, ensure_ascii=False)
+        return out.encode() if isinstance(body, bytes) else out
+
+    def _remember_undecoded(self, body: Any) -> None:
+        if not isinstance(body, bytes):
+            return
+        for decode in (json.loads, lambda data: json.loads(data.decode("latin-1"))):
+            try:
+                self.json_value(decode(body))
+                return
+            except (ValueError, TypeError):
+                continue
+
+    def _stream_by_name(self, body: Any, text: str) -> Any:
+        events = parse_events(text)
+        if events is None:
+            return body
+        changed = False
+        for event in events:
+            data = event.get("data")
+            if isinstance(data, dict | list):
+                scrubbed = self.json_value(data)
+                if scrubbed is not data:
+                    event["data"] = scrubbed
+                    changed = True
+        # A field sent in pieces (a tool call's arguments) is JSON only once put together.
+        for pieces in _stream_fields(events).values():
+            if len(pieces) > 1:
+                for document in _json_documents("".join(c[k] for c, k in pieces)):
+                    self.json_value(document)
+        if not changed:
+            return body
+        out = render_events(events)
+        return out.encode() if isinstance(body, bytes) else out
+
+    # -- by value --
+
+    def by_value(self, request: dict[str, Any], response: dict[str, Any], secrets: Secrets) -> None:
+        """The second pass over one interaction: every value of ``secrets``, in every form."""
+        request["uri"] = secrets.text(str(request.get("uri", "")))
+        for part in (request, response):
+            headers = part.get("headers") or {}
+            for name, value in list(headers.items()):
+                if isinstance(value, list):
+                    headers[name] = [secrets.text(str(item)) for item in value]
+                else:
+                    headers[name] = secrets.text(str(value))
+        request["body"] = _body_by_value(request.get("body"), secrets, request.get("headers"))
+        status = response.get("status")
+        if isinstance(status, dict) and isinstance(status.get("message"), str):
+            status["message"] = secrets.text(status["message"])
+        body = response.get("body")
+        if isinstance(body, dict) and "string" in body:
+            body["string"] = _body_by_value(body["string"], secrets, response.get("headers"))
+
+    def text(self, text: str) -> str:
+        """The safety net over the serialised cassette: every form of every secret, and any
+        key-like text, replaced."""
+        return self.secrets.text(text)
+
+
+def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | None = None) -> Any:
+    """A body with every form of every secret replaced: in each string of a JSON body, across
+    the events of a stream, in the text of other bodies, in the bytes of bodies that are not
+    UTF-8."""
+    if body is None:
+        return None
+    text = body_text(body)
+    if text is None:
+        return secrets.data(body) if isinstance(body, bytes) else body
+    if "event-stream" in header(headers or {}, "content-type"):
+        out = _stream_by_value(text, secrets)
+    else:
+        parsed = _json_document(text)
+        if parsed is None:
+            out = secrets.text(text)
+        else:
+            scrubbed = _by_value(parsed, secrets)
+            out = text if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
+    if out == text:
+        return body
+    return out.encode() if isinstance(body, bytes) else out
+
+
+# --- data written elsewhere (recordings) ---------------------------------------------------
+
+
+def scrub_data(value: Any, secrets: Secrets | None = None) -> Any:
+    """YAML-ready data (a decision-level recording) with secret-named fields replaced, then
+    every form of every secret (``secrets``, by default :meth:`Secrets.current`, and what the
+    names found) in every string."""
+    seen: list[str] = []
+
+    def remember(found: Any) -> None:
+        seen.extend(part for part in credential_parts("", str(found)) if worth_searching(part))
+
+    named = _by_name(value, frozenset(), remember)
+    known = Secrets.current() if secrets is None else secrets
+    return _by_value(named, known | seen)
+
+
+# --- the request as stored (matching) ------------------------------------------------------
+
+
+class Redaction:
+    """How requests are compared as stored: the extra field names, and the known secrets.
+
+    Hashable: matching caches what it compares by it. The secrets are read when first used
+    (a replay that sends what it recorded never needs them).
+
+    Args:
+        fields: JSON field names scrubbed besides those :func:`secret_field` names.
+        secrets: The known secrets (by default :meth:`Secrets.current`, when first needed).
+    """
+
+    __slots__ = ("_secrets", "fields")
+
+    def __init__(
+        self, fields: Iterable[str] = DEFAULT_BODY_FIELDS, secrets: Secrets | None = None
+    ) -> None:
+        self.fields = frozenset(fields)
+        self._secrets = secrets
+
+    @property
+    def secrets(self) -> Secrets:
+        """The known secrets (read once, when first needed)."""
+        if self._secrets is None:
+            self._secrets = Secrets.current()
+        return self._secrets
+
+    def _key(self) -> tuple[frozenset[str], Secrets]:
+        return self.fields, self.secrets
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Redaction) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Redaction(fields={sorted(self.fields)!r})"
+
+
+def _ignore(value: Any) -> None:
+    pass
+
+
+def as_stored(value: Any, redaction: Redaction) -> Any:
+    """A request's parsed JSON body (or text, or bytes) as a cassette stores it: secret-named
+    fields, every form of every known secret and key-like text as the placeholder. Copy on
+    write: a value with nothing to scrub comes back as it is (the very object)."""
+    if isinstance(value, bytes):
+        return redaction.secrets.data(value)
+    if isinstance(value, str):
+        return redaction.secrets.text(value)
+    named = _by_name(value, redaction.fields, _ignore)
+    return _by_value(named, redaction.secrets)
+
+
+def scrubbed_query(query: str) -> list[tuple[str, str]]:
+    """A query string's parameters as a cassette stores them (secret values replaced)."""
+    return Scrubber(secrets=Secrets()).query_pairs(query)
+
+
+def stored_route(uri: str, secrets: Secrets) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A URL's path and sorted query as a cassette stores them: what matching compares of it."""
+    parts = urlsplit(uri)
+    query = (
+        tuple(
+            sorted(
+                (secrets.text(key), secrets.text(value))
+                for key, value in scrubbed_query(parts.query)
+            )
+        )
+        if parts.query
+        else ()
+    )
+    return secrets.text(parts.path), query
+
+
+def shown_uri(uri: str, secrets: Secrets | None = None) -> str:
+    """A URL as messages show it: no user info, secret query values and every known secret
+    (by default :meth:`Secrets.current`) as the placeholder."""
+    stripped, _ = _strip_userinfo(uri)
+    shown = Scrubber(secrets=Secrets()).uri(stripped)
+    return (Secrets.current() if secrets is None else secrets).text(shown)

@@ -1,0 +1,224 @@
+"""Secret values, and every form in which each of them could be written.
+
+A value is searched for raw, URL-encoded (upper and lower case escapes), JSON-escaped once and
+twice (a JSON document inside a JSON string), in base64 (standard and URL-safe, padded or not,
+on its own and at any of the three offsets it can start at inside a longer blob) and, in bytes,
+as UTF-8, UTF-16 and Latin-1 (:class:`Secrets`). Values shorter than :data:`MIN_SECRET_LENGTH`,
+or without a letter, are not searched for: replacing every ``"1"`` or ``"x"`` would garble what
+is written. Text shaped like a key (:data:`KEYLIKE`) is replaced wherever it appears.
+
+Where the values come from: the credentials this package's clients were configured with
+(:mod:`._credentials`), the values of environment variables whose names say ``KEY``, ``TOKEN``,
+``SECRET``, ``PASSWORD`` or ``PASSWD`` (:func:`env_secrets`), and what the cassette layer's
+name rules find (:mod:`pytest_opdecide._cassettes._scrub`).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from pytest_opdecide._http._credentials import registered
+
+__all__ = [
+    "KEYLIKE",
+    "MIN_SECRET_LENGTH",
+    "PLACEHOLDER",
+    "Secrets",
+    "env_secrets",
+    "worth_searching",
+]
+
+PLACEHOLDER = "<REDACTED>"
+"""What a cassette holds in place of each secret."""
+_PLACEHOLDER_BYTES = PLACEHOLDER.encode()
+
+MIN_SECRET_LENGTH = 8
+"""Values shorter than this (in characters) are not searched for by value."""
+
+KEYLIKE = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}"
+    r"|Bearer\s+(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{12,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r"|gh[pousr]_[A-Za-z0-9]{36,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,})"
+)
+"""Text shaped like a key or token, replaced wherever it appears (OpenAI-style ``sk-`` keys,
+bearer tokens, AWS access key ids, Google API keys, GitHub and Slack tokens). A bearer token
+holds something besides letters (a digit, a dot...): ``Bearer authentication required`` is a
+sentence that servers send, not a token."""
+_KEYLIKE_BYTES = re.compile(KEYLIKE.pattern.encode())
+
+_ENV_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
+
+
+def worth_searching(value: str) -> bool:
+    """Whether a value is searched for by value: long enough, with a letter, and not part of
+    the placeholder (a replacement must never be replaced again)."""
+    return (
+        len(value) >= MIN_SECRET_LENGTH
+        and any(char.isalpha() for char in value)
+        and value not in PLACEHOLDER
+    )
+
+
+def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of the environment variables whose names contain ``KEY``, ``TOKEN``,
+    ``SECRET``, ``PASSWORD`` or ``PASSWD`` (upper or lower case) and that are worth searching
+    for (see :func:`worth_searching`)."""
+    environ = os.environ if environ is None else environ
+    return [
+        value
+        for name, value in environ.items()
+        if _ENV_NAME.search(name) and worth_searching(value)
+    ]
+
+
+def _base64_forms(data: bytes) -> set[str]:
+    """``data`` in base64: whole (padded or not), and the part of its encoding that does not
+    depend on what surrounds it, at each of the three offsets it can start at in a longer blob."""
+    forms = set()
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(data).decode("ascii")
+        forms |= {whole, whole.rstrip("=")}
+        for offset in (0, 1, 2):
+            encoded = encode(b"\0" * offset + data).decode("ascii")
+            forms.add(encoded[(8 * offset + 5) // 6 : (8 * (offset + len(data))) // 6])
+    return forms
+
+
+def _percent_lower(text: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda found: found.group().lower(), text)
+
+
+def _text_forms(secret: str) -> set[str]:
+    """Every form in which ``secret`` may be written into text."""
+    forms = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}
+    forms |= {_percent_lower(form) for form in forms}
+    for ascii_only in (True, False):
+        once = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
+        twice = json.dumps(once, ensure_ascii=ascii_only)[1:-1]
+        forms |= {once, twice}
+    forms |= _base64_forms(secret.encode("utf-8"))
+    return forms
+
+
+def _byte_forms(secret: str, text_forms: Iterable[str]) -> set[bytes]:
+    """Every form in which ``secret`` may be written into a body that is not UTF-8 text."""
+    forms = {form.encode("utf-8") for form in text_forms}
+    forms |= {secret.encode("utf-16-le"), secret.encode("utf-16-be")}
+    with contextlib.suppress(UnicodeEncodeError):
+        forms.add(secret.encode("latin-1"))
+    return forms
+
+
+def _trie(forms: Iterable[str]) -> str | None:
+    """A pattern matching every form, built as a trie: forms that share a beginning share its
+    test, so a text is read about once however many forms there are (an alternation of
+    hundreds of forms tries each at every position). At each position the longest form wins:
+    a secret inside a longer one gives way to it. Forms that are part of the placeholder are
+    left out: a replacement is never replaced again. ``None`` when there is no form."""
+    root: dict[str | None, Any] = {}
+    for form in {form for form in forms if form and form not in PLACEHOLDER}:
+        node = root
+        for char in form:
+            node = node.setdefault(char, {})
+        node[None] = {}  # a form ends here
+
+    def emit(node: dict[str | None, Any]) -> str:
+        branches = [re.escape(key) + emit(child) for key, child in node.items() if key]
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if None in node and branches:  # longer forms first (greedy), else the form ends here
+            body = f"(?:{body})?"
+        return body if branches else ""
+
+    return emit(root) or None
+
+
+class Secrets:
+    """Secret values, each searched for in every form (see the module's docstring).
+
+    Equal (and hashed) by their values: matching caches what it compared by it.
+
+    Args:
+        values: The values; those not worth searching for are left out.
+    """
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self.values = frozenset(value for value in values if worth_searching(value))
+        self._hash = hash(self.values)
+
+    @classmethod
+    def current(cls) -> Secrets:
+        """The configured credentials of this process and the secret environment variables'
+        values (the same object while they stay the same: its patterns are compiled once)."""
+        return _current(registered(), frozenset(env_secrets()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secrets) and other.values == self.values
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Secrets(<{len(self.values)} values>)"  # never the values
+
+    def __or__(self, other: Iterable[str]) -> Secrets:
+        return Secrets([*self.values, *other])
+
+    @cached_property
+    def _text_pattern(self) -> re.Pattern[str] | None:
+        source = _trie(form for value in self.values for form in _text_forms(value))
+        return None if source is None else re.compile(source)
+
+    @cached_property
+    def _byte_pattern(self) -> re.Pattern[bytes] | None:
+        # Bytes as Latin-1 text (one character per byte), so the same trie serves them.
+        source = _trie(
+            form.decode("latin-1")
+            for value in self.values
+            for form in _byte_forms(value, _text_forms(value))
+        )
+        return None if source is None else re.compile(source.encode("latin-1"))
+
+    def text(self, text: str, placeholder: str = PLACEHOLDER) -> str:
+        """``text`` with every form of every value, and key-like text, as ``placeholder``
+        (a cassette's :data:`PLACEHOLDER` by default)."""
+        pattern = self._text_pattern
+        if pattern is not None:
+            text = pattern.sub(placeholder, text)
+        return KEYLIKE.sub(placeholder, text)
+
+    def data(self, data: bytes) -> bytes:
+        """``data`` with every form of every value, and key-like text, as the placeholder."""
+        pattern = self._byte_pattern
+        if pattern is not None:
+            data = pattern.sub(_PLACEHOLDER_BYTES, data)
+        return _KEYLIKE_BYTES.sub(_PLACEHOLDER_BYTES, data)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the values (in every form) and key-like text are in ``text``, merged."""
+        found = [match.span() for match in KEYLIKE.finditer(text)]
+        if self._text_pattern is not None:
+            found += [match.span() for match in self._text_pattern.finditer(text)]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+
+@functools.lru_cache(maxsize=8)
+def _current(configured: frozenset[str], environment: frozenset[str]) -> Secrets:
+    return Secrets(configured | environment)

@@ -1,0 +1,139 @@
+"""The call trace: every model call a runtime makes, as a DAG of records."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_opdecide._nextstep._messages import (
+    CallKind,
+    ContentBlock,
+    ModelReply,
+    ModelRequest,
+    Usage,
+)
+
+__all__ = ["CallRecord", "CallTrace"]
+
+
+@dataclass(slots=True, eq=False)
+class CallRecord:
+    """One model call (read-only by convention; not frozen, to keep recording cheap).
+
+    Attributes:
+        id: The call's number in its runtime's trace (0, 1, ...).
+        kind: ``turn``, ``tool_round`` or ``repick``.
+        parent: The id of the call this one follows from (the previous round of the same turn,
+            the call whose reply is re-picked, or the call whose tool made this call), or ``None``.
+        request: What was sent.
+        reply: What came back (``None`` when the call raised).
+        error: The exception the call raised, if any.
+        duration_s: Wall time of the call.
+    """
+
+    id: int
+    kind: CallKind
+    parent: int | None
+    request: ModelRequest
+    reply: ModelReply | None
+    error: BaseException | None
+    duration_s: float
+
+    @property
+    def prompt(self) -> str:
+        """The text sent in this call (see :attr:`ModelRequest.prompt`)."""
+        return self.request.prompt
+
+    @property
+    def blocks(self) -> tuple[ContentBlock, ...]:
+        """The content blocks sent."""
+        return self.request.blocks
+
+    @property
+    def menu(self) -> str | None:
+        """The rendered menu when the call offered options."""
+        return self.request.menu
+
+    @property
+    def options(self) -> list[str]:
+        """Option names offered."""
+        return list(self.request.options)
+
+    @property
+    def tools(self) -> list[str]:
+        """Native tool names offered."""
+        return self.request.tool_names
+
+    @property
+    def response_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of a valid pick when the call offered options (see
+        :attr:`ModelRequest.response_schema`), whether or not the runtime sent it."""
+        return self.request.response_schema
+
+    @property
+    def reply_text(self) -> str | None:
+        """The reply text, or ``None`` when the call raised."""
+        return None if self.reply is None else self.reply.text
+
+    @property
+    def usage(self) -> Usage:
+        """Token counts (zeros when the call raised)."""
+        return Usage() if self.reply is None else self.reply.usage
+
+
+class CallTrace:
+    """All calls of one runtime, in the order they finished; thread-safe.
+
+    Records link to their parents by id, forming a DAG: a turn with two tool rounds is a chain of
+    three records; a re-pick hangs off the call whose reply failed; a decision made inside a tool
+    hangs off the tool round that ran the tool.
+    """
+
+    def __init__(self) -> None:
+        self._records: list[CallRecord] = []
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+
+    def next_id(self) -> int:
+        """Reserve the id of a call about to be made."""
+        return next(self._ids)
+
+    def add(self, record: CallRecord) -> None:
+        """Append a finished call."""
+        with self._lock:
+            self._records.append(record)
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """The records, in order of id."""
+        with self._lock:
+            return sorted(self._records, key=lambda r: r.id)
+
+    def children(self, call_id: int) -> list[CallRecord]:
+        """The calls whose parent is ``call_id``."""
+        return [r for r in self.calls if r.parent == call_id]
+
+    @property
+    def usage(self) -> Usage:
+        """Total token counts."""
+        total = Usage()
+        for r in self.calls:
+            total = total + r.usage
+        return total
+
+    def clear(self) -> None:
+        """Forget every record."""
+        with self._lock:
+            self._records.clear()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        return iter(self.calls)
+
+    def __getitem__(self, index: int) -> CallRecord:
+        return self.calls[index]

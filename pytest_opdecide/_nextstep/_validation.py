@@ -1,0 +1,357 @@
+"""Validation of a pick's arguments: one compiled pydantic-core validator per option, and its
+failures explained in the reference implementation's words.
+
+Validation follows pydantic's strict mode for JSON input: an ISO string becomes a ``date``, a
+``UUID`` or a ``Decimal``, an array a ``set`` or a ``tuple``, but ``"42"`` is not an ``int``.
+The arguments of an option whose types validate alike in pydantic's Python and JSON modes
+(strings, numbers, lists, objects, allowed values...) are validated as parsed; any other's go
+through JSON text, which costs about a microsecond more per pick (see
+``benchmarks/bench_decision.py``).
+
+The sections, in order: :class:`ParseFailure` and how a wrong value is shown;
+:class:`ArgsValidator`, built once per option and cached with it (it also catches a value
+copied from the menu's ``Call:`` example); :func:`explain`, which reports a failure in the
+reference's words where it has them, so the model reads the same problems as with the
+reference.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pydantic
+from pydantic_core import CoreSchema, PydanticSerializationError, SchemaValidator, to_json
+from pydantic_core import core_schema as cs
+
+from pytest_opdecide._nextstep._field_types import (
+    FieldSpec,
+    TypeSpec,
+    UnionSpec,
+    UnsupportedType,
+    fields_core_schema,
+    json_dumps,
+    pydantic_gist,
+)
+
+__all__ = ["ArgsValidator", "ParseFailure", "explain", "safe_repr"]
+
+
+class ParseFailure(Exception):
+    """A reply failed to parse or validate; ``kind`` is one of the documented error kinds."""
+
+    __module__ = "pytest_opdecide.options"
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def safe_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)``, shortened, and never raising (huge ints, hostile ``__repr__``)."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{_type_name(value)} object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _got(value: object) -> str:
+    """How a wrong scalar is described: ``str ('3')``, ``int (3)``, else the type name."""
+    if type(value) is str:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        return f"str ({shown!r})"
+    if type(value) in (int, float):
+        return f"{_type_name(value)} ({safe_repr(value)})"
+    return _type_name(value)
+
+
+# --- the validator -------------------------------------------------------------------------------
+
+
+def _string_placeholders(value: Any, found: set[str]) -> None:
+    if isinstance(value, str):
+        found.add(value)
+    elif isinstance(value, list):
+        for item in value:
+            _string_placeholders(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _string_placeholders(item, found)
+
+
+class ArgsValidator:
+    """The compiled check of one option's arguments: one pydantic-core validator per option.
+
+    Args:
+        fields: The fields the model fills, in order.
+        all_required: Every field must be sent (schema options), or only those without a
+            default (function options).
+
+    Raises:
+        UnsupportedType: pydantic cannot build a validator of these fields.
+    """
+
+    def __init__(self, fields: tuple[FieldSpec, ...], *, all_required: bool) -> None:
+        self.fields = fields
+        self.all_required = all_required
+        self.native = all(f.type.native for f in fields)
+        """Whether a pick parsed from JSON is validated as it is (else through JSON text)."""
+        self.by_name = {f.name: f for f in fields}
+        defs: dict[str, CoreSchema] = {}
+        schema = fields_core_schema(fields, defs, all_required=all_required)
+        if defs:
+            schema = cs.definitions_schema(schema, list(defs.values()))
+        self.core_schema: CoreSchema = schema
+        """The pydantic-core schema of the arguments (a typed dict of the fields)."""
+        try:
+            validator = SchemaValidator(schema)
+        except Exception as exc:  # a field name or a combination pydantic-core refuses
+            raise UnsupportedType(pydantic_gist(exc)) from None
+        self._python = validator.validate_python
+        self._json = validator.validate_json
+        self.validate_parsed: Callable[[dict[str, Any]], dict[str, Any]] = (
+            functools.partial(self._python, strict=True)  # in C: no Python frame per pick
+            if self.native
+            else functools.partial(self.validate, from_json=True)
+        )
+        """:meth:`validate` of arguments parsed from reply text (the hot path)."""
+        placeholders: set[str] = {"<str>"}
+        for f in fields:
+            if f.type.choices is None:
+                _string_placeholders(f.type.placeholder(), placeholders)
+        self.placeholders = frozenset(p for p in placeholders if p.startswith("<"))
+        """The menu's string placeholders of these fields: a value equal to one was copied."""
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments (an object with the fields as properties).
+
+        The definitions of pydantic models and dataclasses are gathered in the root's
+        ``$defs``, where their ``$ref`` point.
+        """
+        defs: dict[str, Any] = {}
+        schema = {
+            "type": "object",
+            "properties": {f.name: _hoisted(f.json_schema(), defs) for f in self.fields},
+            "required": [f.name for f in self.fields if self.all_required or f.required],
+        }
+        if defs:
+            schema["$defs"] = defs
+        return schema
+
+    def validate(self, args: dict[str, Any], *, from_json: bool) -> dict[str, Any]:
+        """Validated and converted arguments (only the fields, in order).
+
+        Args:
+            args: The arguments the model sent.
+            from_json: ``args`` holds only what JSON makes (it was parsed from reply text).
+
+        Raises:
+            pydantic.ValidationError: The arguments do not fit (see :func:`explain`).
+        """
+        if self.native:
+            return self._python(args, strict=True)  # type: ignore[no-any-return]
+        if not from_json:
+            try:
+                text = to_json(args)
+            except PydanticSerializationError:  # Python objects JSON cannot carry
+                return self._python(args, strict=True)  # type: ignore[no-any-return]
+        else:
+            text = to_json(args)
+        return self._json(text, strict=True)  # type: ignore[no-any-return]
+
+    def copied_placeholder(self, args: Mapping[str, Any]) -> ParseFailure | None:
+        """The failure of a value copied from the menu's ``Call:`` example, if any."""
+        for f in self.fields:
+            if f.name in args and f.type.choices is None:
+                found = _find_string(args[f.name], self.placeholders)
+                if found is not None:
+                    keys, value = found
+                    return ParseFailure(
+                        "invalid_value",
+                        f"Field '{_path([f.name, *reversed(keys)])}' is {json_dumps(value)}, the "
+                        "placeholder copied from the Call: example; send a real value instead",
+                    )
+        return None
+
+
+def _hoisted(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` without its nested ``$defs``, which are moved to ``defs``."""
+    if isinstance(schema, dict):
+        for name, definition in schema.get("$defs", {}).items():
+            defs.setdefault(name, _hoisted(definition, defs))
+        return {k: _hoisted(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_hoisted(item, defs) for item in schema]
+    return schema
+
+
+def _find_string(value: Any, strings: frozenset[str]) -> tuple[list[Any], str] | None:
+    """The location (innermost key first) and value of the first string in ``strings``."""
+    if type(value) is str:  # exactly: a subclass may hash in its own way
+        return ([], value) if value in strings else None
+    if type(value) is list:
+        items: Any = enumerate(value)
+    elif type(value) is dict:
+        items = value.items()
+    else:
+        return None
+    for key, item in items:
+        found = _find_string(item, strings)
+        if found is not None:
+            found[0].append(key)
+            return found
+    return None
+
+
+# --- explaining a failure in the reference's words ----------------------------------------------
+
+_TYPE_WORDS = {
+    "string_type": "str",
+    "int_type": "int",
+    "float_type": "float",
+    "bool_type": "bool",
+    "none_required": "null",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "set_type": "a list",
+    "frozen_set_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "dataclass_type": "an object",
+    "dataclass_exact_type": "an object",
+}
+_SHOULD_BE = "Input should be "
+
+
+def _wrong_type(kind: str) -> bool:
+    return kind in _TYPE_WORDS or kind.endswith("_type") or kind == "is_instance_of"
+
+
+def _shallow(errors: list[Any], depth: int) -> bool:
+    """Whether a union member failed only on the value's type (nothing deeper to report)."""
+    return all(len(e["loc"]) == depth and _wrong_type(e["type"]) for e in errors)
+
+
+def _at(value: Any, loc: Sequence[Any]) -> Any:
+    for key in loc:
+        value = value[key]
+    return value
+
+
+def _path(loc: Sequence[Any]) -> str:
+    text = ""
+    for key in loc:
+        if isinstance(key, int):
+            text += f"[{key}]"
+        else:
+            text += f".{key}" if text else str(key)
+    return text
+
+
+def explain(
+    exc: pydantic.ValidationError,
+    args: Mapping[str, Any],
+    validator: ArgsValidator,
+    missing_message: str,
+) -> ParseFailure:
+    """A validation failure as the model reads it, in the reference's words where it has them.
+
+    Missing required arguments come first, all of them, listed after ``missing_message``
+    (``Call 'greet' is missing required arguments: ``); then
+    the first failing field: ``Field 'n' must be int, got str ('3')``, ``Field 'steps' must be
+    a list, got dict``, ``Field 'plan' is missing nested field 'sub'``, ``Field 'mode' must be
+    one of ['fast', 'slow'], got 'medium'``; for a union, the one member that failed deeper
+    than the value's type, else ``Field 'v' must be int | str, got list``.
+    """
+    errors: list[Any] = list(exc.errors(include_url=False))
+    order: dict[Any, int] = {name: i for i, name in enumerate(validator.by_name)}
+    missing: list[Any] = sorted(
+        (e["loc"][0] for e in errors if e["type"] == "missing" and len(e["loc"]) == 1),
+        key=lambda name: order.get(name, len(order)),
+    )
+    if missing:
+        return ParseFailure("missing_required", missing_message + repr(missing))
+    errors.sort(key=lambda e: order.get(e["loc"][0], len(order)) if e["loc"] else -1)
+    first = errors[0]
+    field = validator.by_name.get(first["loc"][0]) if first["loc"] else None
+    spec: TypeSpec | None = None if field is None else field.type
+    depth = 1
+    while True:
+        loc = first["loc"]
+        if isinstance(spec, UnionSpec) and spec.optional is None and depth < len(loc):
+            prefix = loc[:depth]
+            by_member: dict[Any, list[Any]] = {}
+            for e in errors:
+                if tuple(e["loc"][:depth]) == tuple(prefix) and len(e["loc"]) > depth:
+                    by_member.setdefault(e["loc"][depth], []).append(e)
+            deep = [tag for tag, errs in by_member.items() if not _shallow(errs, depth + 1)]
+            if len(deep) != 1:
+                try:
+                    value = _at(args, prefix)
+                except Exception:
+                    value = first["input"]
+                return ParseFailure(
+                    "type_mismatch",
+                    f"Field '{_path(prefix)}' must be {spec.label}, got {_got(value)}",
+                )
+            tag = deep[0]
+            errors = [
+                {**e, "loc": (*e["loc"][:depth], *e["loc"][depth + 1 :])} for e in by_member[tag]
+            ]
+            first = errors[0]
+            # Members fail in order: the n-th tag is the n-th member (also for pydantic's tags).
+            position = list(by_member).index(tag)
+            spec = spec.members[position] if position < len(spec.members) else None
+            continue
+        if depth >= len(loc):
+            break
+        spec = None if spec is None else spec.child(loc[depth])
+        depth += 1
+    return _leaf_failure(first, spec)
+
+
+def _leaf_failure(error: Any, spec: TypeSpec | None) -> ParseFailure:
+    kind, loc, value = error["type"], error["loc"], error["input"]
+    path = _path(loc)
+    message: str = error["msg"]
+    if kind == "missing":
+        return ParseFailure(
+            "missing_required",
+            f"Field '{_path(loc[:-1])}' is missing nested field '{loc[-1]}'",
+        )
+    if kind in ("literal_error", "enum"):
+        if spec is not None and spec.choices is not None:
+            allowed = repr(list(spec.choices))
+        else:
+            allowed = str(error.get("ctx", {}).get("expected", "an allowed value"))
+        return ParseFailure(
+            "enum_violation", f"Field '{path}' must be one of {allowed}, got {safe_repr(value)}"
+        )
+    if _wrong_type(kind):
+        expected = spec.expected() if spec is not None else _TYPE_WORDS.get(kind)
+        if expected is None:
+            expected = message[len(_SHOULD_BE) :] if message.startswith(_SHOULD_BE) else "valid"
+        got = _type_name(value) if expected in ("a list", "an object") else _got(value)
+        text = f"Field '{path}' must be {expected}, got {got}"
+        if kind == "float_type" and type(value) is int:
+            text += ", too large for a float"
+        return ParseFailure("type_mismatch", text)
+    if kind.endswith("_parsing"):
+        # The value has the right JSON type but not the format: say what the format is.
+        expected = spec.expected() if spec is not None else "valid"
+        return ParseFailure(
+            "type_mismatch", f"Field '{path}' must be {expected}, got {_got(value)}: {message}"
+        )
+    if message.startswith(_SHOULD_BE):
+        text = f"Field '{path}' must be {message[len(_SHOULD_BE) :]}, got {safe_repr(value)}"
+    else:
+        text = f"Field '{path}' is invalid: {message} (got {safe_repr(value)})"
+    return ParseFailure("invalid_value", text)

@@ -1,0 +1,75 @@
+"""The ``opdecide`` markers and where a test's settings come from (the plugin side).
+
+The plugin remembers the command line and ini values once per run
+(:func:`remember_sources`); :func:`settings_for` resolves a test's settings from them, its
+marker and the ``opdecide_config`` fixture, with the one precedence of :mod:`._settings`. Every
+plugin-side module that reads a test's marker or settings asks here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_opdecide.plugin._settings import SETTINGS, Settings, resolve
+
+__all__ = [
+    "DATA_KEYS",
+    "LIVE_ENV",
+    "LIVE_MARKER",
+    "MARKER",
+    "command_line",
+    "marker_kwargs",
+    "remember_sources",
+    "settings_for",
+]
+
+MARKER = "opdecide"
+LIVE_MARKER = "opdecide_live"
+LIVE_ENV = "OPDECIDE_LIVE_URL"
+DATA_KEYS = frozenset({"script", "answers", "cassette", "expected"})
+"""Marker keywords that carry test data rather than settings."""
+
+_cli_key = pytest.StashKey[dict[str, Any]]()
+_ini_key = pytest.StashKey[dict[str, Any]]()
+
+
+def remember_sources(config: pytest.Config, cli: dict[str, Any], ini: dict[str, Any]) -> None:
+    """Keep the run's command-line and ini values (those that were given) for every test."""
+    config.stash[_cli_key] = {k: v for k, v in cli.items() if v is not None}
+    config.stash[_ini_key] = {k: v for k, v in ini.items() if v not in (None, "")}
+
+
+def command_line(config: pytest.Config) -> dict[str, Any]:
+    """The settings given on the command line, by name."""
+    return config.stash[_cli_key]
+
+
+def marker_kwargs(node: pytest.Item | pytest.Function) -> dict[str, Any]:
+    """The keywords of every ``opdecide`` marker on the test, the closest one winning."""
+    merged: dict[str, Any] = {}
+    for mark in reversed(list(node.iter_markers(MARKER))):
+        if mark.args:
+            raise pytest.UsageError(
+                f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, got {mark.args!r}"
+            )
+        merged.update(mark.kwargs)
+    known = DATA_KEYS | {s.name for s in SETTINGS if s.marker}
+    unknown = set(merged) - known
+    if unknown:
+        raise pytest.UsageError(
+            f"{node.nodeid}: @pytest.mark.{MARKER} got unknown keywords {sorted(unknown)}; "
+            f"known: {sorted(known)}"
+        )
+    return merged
+
+
+def settings_for(
+    config: pytest.Config, marker: dict[str, Any], fixture: dict[str, Any]
+) -> Settings:
+    """Resolve a test's settings from every source (the one precedence)."""
+    settings_marker = {k: v for k, v in marker.items() if k not in DATA_KEYS}
+    cli: dict[str, Any] = config.stash[_cli_key]
+    ini: dict[str, Any] = config.stash[_ini_key]
+    return resolve(cli=cli, marker=settings_marker, fixture=fixture, ini=ini)
