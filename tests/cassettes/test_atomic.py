@@ -269,3 +269,46 @@ def test_a_secret_the_last_net_cannot_remove_cleanly_writes_nothing(tmp_path: Pa
         "file (ValueError). Scrub it in a pytest_opdecide_scrub_interaction hook."
     )
     assert not path.parent.exists() or list(path.parent.iterdir()) == []
+
+
+def _planted_link(folder: Path, victim: Path) -> Path:
+    """A link named like a temporary folder of a write, old enough to look stale."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / ".opdecide-tmp-planted"
+    link.symlink_to(victim, target_is_directory=True)
+    old = time.time() - 3600
+    os.utime(victim, (old, old))
+    os.utime(link, (old, old), follow_symlinks=False)
+    return link
+
+
+def test_recording_beside_a_planted_link_leaves_the_folder_it_points_at_alone(
+    project: pytest.Pytester, server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    victim = tmp_path_factory.mktemp("home")
+    for index in range(5):
+        (victim / f"precious-{index}.txt").write_text("keep me")
+    project.makepyfile(test_atomic=TESTS)
+    _planted_link(project.path / "cassettes" / "test_atomic", victim)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    assert sorted(p.name for p in victim.iterdir()) == [f"precious-{i}.txt" for i in range(5)]
+    assert (project.path / "cassettes" / "test_atomic" / "test_flow.yaml").is_file()
+
+
+def test_updating_snapshots_beside_a_planted_link_leaves_the_folder_it_points_at_alone(
+    project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    victim = tmp_path_factory.mktemp("home")
+    for index in range(5):
+        (victim / f"precious-{index}.txt").write_text("keep me")
+    project.makepyfile(
+        test_menu=dedent(
+            """
+            def test_menu(menu_snapshot):
+                menu_snapshot.assert_match({"alpha": "A", "beta": "B"})
+            """
+        )
+    )
+    _planted_link(project.path / "__menus__" / "test_menu", victim)
+    project.runpytest("--opdecide-update-snapshots").assert_outcomes(passed=1)
+    assert sorted(p.name for p in victim.iterdir()) == [f"precious-{i}.txt" for i in range(5)]
