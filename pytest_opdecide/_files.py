@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["STALE_AFTER_S", "TEMPORARY_FOLDER", "write_atomic"]
+__all__ = ["STALE_AFTER_S", "TEMPORARY_FOLDER", "LinkLeavesFolder", "check_inside", "write_atomic"]
 
 TEMPORARY_FOLDER = ".opdecide-tmp-"
 """How the hidden folder of each write begins (a random part follows)."""
@@ -26,6 +26,38 @@ STALE_AFTER_S = 600.0
 _GITIGNORE = b"*\n"
 """Ignores everything in its folder, itself included; one write of two bytes (a file cut short
 still holds ``*``)."""
+
+
+class LinkLeavesFolder(ValueError):
+    """A path that the plugin reads or writes leads, through a link, outside its folder."""
+
+    __module__ = "pytest_opdecide"
+
+
+def check_inside(path: Path, folder: Path, *, fix: str) -> None:
+    """Refuse ``path`` when a link on the way to it leads outside ``folder``.
+
+    Cassettes and snapshots arrive in pull requests, links among them: one planted at
+    ``cassettes/tests/test_x`` and pointing at ``~/.config`` would have the next recording
+    write there. ``folder`` (the project's root, or a folder the user configured) is trusted
+    as it is; every link below it must stay below it.
+
+    Raises:
+        LinkLeavesFolder: Naming the link, where it leads and ``fix``.
+    """
+    root = folder.resolve()
+    if path.is_relative_to(folder) and path.resolve().is_relative_to(root):
+        return
+    step = folder
+    for part in path.relative_to(folder).parts if path.is_relative_to(folder) else ():
+        step = step / part
+        if step.is_symlink() and not step.resolve().is_relative_to(root):
+            raise LinkLeavesFolder(
+                f"refusing to use {path}: {step} is a link to {step.resolve()}, outside "
+                f"{folder}. Nothing is read or written outside the project through a link "
+                f"(it may have come in a pull request): remove it, or {fix}."
+            )
+    raise LinkLeavesFolder(f"refusing to use {path}: it is outside {folder}; {fix}.")
 
 
 def _umask() -> int:

@@ -46,6 +46,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "tool_call",
     ),
     "pytest_opdecide": (
+        "LinkLeavesFolder",
         "Agent",
         "CallKind",
         "CallRecord",

@@ -384,6 +384,7 @@ def menu_snapshot(
         _snapshot_usage.test_key(request.node),
         opdecide_settings.snapshot_dir,
         opdecide_settings.update_snapshots,
+        within=request.config.rootpath,
     )
     yield snapshot
     _snapshot_usage.note_used(request.config, snapshot)

@@ -21,6 +21,7 @@ import pytest
 from pytest_opdecide._cassettes._cassette import use_cassette
 from pytest_opdecide._cassettes._scrub import DEFAULT_BODY_FIELDS
 from pytest_opdecide._cassettes._tape import Tape
+from pytest_opdecide._files import LinkLeavesFolder, check_inside
 from pytest_opdecide.plugin._outcomes import call_passed
 from pytest_opdecide.plugin._settings import Settings
 
@@ -51,6 +52,16 @@ def _module_parts(rootdir: Path, module: Path) -> tuple[str, ...]:
         digest = hashlib.sha256(str(module.parent).encode()).hexdigest()[:8]
         return ("_outside", digest, _short(module.stem))
     return tuple(_short(part) for part in parts)
+
+
+_INSIDE_FIX = "set opdecide_cassette_dir to a folder of the project"
+
+
+def cassette_folder(rootdir: Path, settings: Settings) -> Path:
+    """The folder no cassette leaves: the project's root, or the configured absolute
+    ``cassette_dir`` outside it."""
+    base = Path(settings.cassette_dir)
+    return base if base.is_absolute() and not base.is_relative_to(rootdir) else rootdir
 
 
 def cassette_path(rootdir: Path, node: Any, settings: Settings) -> Path:
@@ -105,6 +116,10 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
     path = cassette_path(request.config.rootpath, node, settings)
     record = "none" if mode == "replay" else settings.record
     hook = request.config.hook
+    try:
+        check_inside(path, cassette_folder(request.config.rootpath, settings), fix=_INSIDE_FIX)
+    except LinkLeavesFolder as refused:
+        pytest.fail(str(refused), pytrace=False)
     if mode == "replay" and not path.is_file():
         pytest.fail(_no_cassette(path, node, request.config.rootpath, settings), pytrace=False)
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pytest_opdecide._files import write_atomic
+from pytest_opdecide._files import check_inside, write_atomic
 
 __all__ = ["MenuSnapshot", "SnapshotMismatch", "snapshot_path"]
 
@@ -45,13 +45,23 @@ class MenuSnapshot:
         test_name: The test's name (parametrised ids included).
         snapshot_dir: The directory name (``__menus__`` by default).
         update: Write snapshots instead of comparing.
+        within: The folder no snapshot leaves through a link (the project's root); by default
+            the test module's folder.
     """
 
-    def __init__(self, test_file: Path, test_name: str, snapshot_dir: str, update: bool) -> None:
+    def __init__(
+        self,
+        test_file: Path,
+        test_name: str,
+        snapshot_dir: str,
+        update: bool,
+        within: Path | None = None,
+    ) -> None:
         self.test_file = test_file
         self.test_name = test_name
         self.snapshot_dir = snapshot_dir
         self.update = update
+        self.within = within
         self.used: list[Path] = []
 
     def assert_match(self, options_or_text: Any, name: str | None = None) -> None:
@@ -65,6 +75,7 @@ class MenuSnapshot:
         Raises:
             SnapshotMismatch: The text differs (the message holds a unified diff), or no
                 snapshot is stored yet.
+            LinkLeavesFolder: A link on the way to the snapshot leads outside the project.
         """
         __tracebackhide__ = True
         if isinstance(options_or_text, str):
@@ -74,6 +85,10 @@ class MenuSnapshot:
 
             text = render_options(options_or_text)
         path = snapshot_path(self.test_file, self.test_name, self.snapshot_dir, name)
+        within = self.within or self.test_file.parent
+        if not path.is_relative_to(within):
+            within = self.test_file.parent
+        check_inside(path, within, fix="set opdecide_snapshot_dir to a folder name")
         if path in self.used:
             raise ValueError(
                 f"snapshot {path.name} is asserted twice in one test; pass name=... to tell "

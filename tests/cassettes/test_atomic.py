@@ -312,3 +312,56 @@ def test_updating_snapshots_beside_a_planted_link_leaves_the_folder_it_points_at
     _planted_link(project.path / "__menus__" / "test_menu", victim)
     project.runpytest("--opdecide-update-snapshots").assert_outcomes(passed=1)
     assert sorted(p.name for p in victim.iterdir()) == [f"precious-{i}.txt" for i in range(5)]
+
+
+def test_a_cassette_folder_that_links_outside_the_project_is_refused(
+    project: pytest.Pytester, server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A link planted where the test's cassette folder goes would have the recording written
+    outside the project (and a replay read from there): refused, naming the link."""
+    outside = tmp_path_factory.mktemp("outside")
+    project.makepyfile(test_atomic=TESTS)
+    (project.path / "cassettes").mkdir()
+    (project.path / "cassettes" / "test_atomic").symlink_to(outside, target_is_directory=True)
+    for mode in ("--opdecide-record=once", "--opdecide-record=none"):
+        result = project.runpytest(mode)
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(
+            [
+                f"*refusing to use */cassettes/test_atomic/test_flow.yaml: */test_atomic is a link "
+                f"to {outside}, outside {project.path}*"
+            ]
+        )
+    assert list(outside.iterdir()) == []
+    assert server.completions == []
+
+
+def test_a_link_that_stays_inside_the_project_is_followed(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makepyfile(test_atomic=TESTS)
+    shared = project.path / "shared-cassettes"
+    shared.mkdir()
+    (project.path / "cassettes").mkdir()
+    (project.path / "cassettes" / "test_atomic").symlink_to(shared, target_is_directory=True)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    assert (shared / "test_flow.yaml").is_file()
+
+
+def test_a_snapshot_folder_that_links_outside_the_project_is_refused(
+    project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    project.makepyfile(
+        test_menu=dedent(
+            """
+            def test_menu(menu_snapshot):
+                menu_snapshot.assert_match({"alpha": "A", "beta": "B"})
+            """
+        )
+    )
+    (project.path / "__menus__").symlink_to(outside, target_is_directory=True)
+    result = project.runpytest("--opdecide-update-snapshots")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*LinkLeavesFolder: refusing to use *__menus__ is a link to*"])
+    assert list(outside.iterdir()) == []
