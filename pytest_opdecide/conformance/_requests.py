@@ -401,6 +401,39 @@ PREVALIDATION_CASES: Final[tuple[PrevalidationCase, ...]] = (
         lambda limits, model: _request({"ticket \ud83d": _any_supported(limits)()}, model),
     ),
     PrevalidationCase(
+        "null_criteria",
+        "a boolean question's criteria are null, which describes no outcome (leave them out)",
+        lambda limits, model: _if(
+            "boolean" in limits.types,
+            lambda: _request(
+                {
+                    "refund": BooleanQuestion.model_construct(
+                        instructions="Does the customer ask for a refund?", criteria=None
+                    )
+                },
+                model,
+            ),
+        ),
+    ),
+    PrevalidationCase(
+        "null_criterion",
+        "a boolean question's criteria.true is null, which is not a description (leave it out)",
+        lambda limits, model: _if(
+            "boolean" in limits.types,
+            lambda: _request(
+                {
+                    "refund": BooleanQuestion.model_construct(
+                        instructions="Does the customer ask for a refund?",
+                        criteria=BooleanCriteria.model_construct(
+                            true=None, false="No refund is asked for."
+                        ),
+                    )
+                },
+                model,
+            ),
+        ),
+    ),
+    PrevalidationCase(
         "unsupported_question_type",
         "it asks a question of a type the provider does not support",
         _unsupported,

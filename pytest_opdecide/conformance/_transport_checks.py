@@ -86,9 +86,9 @@ class TransportChecks(ProviderVerdicts):
         self, provider: Any, recording_transport: RecordingTransport, case: PrevalidationCase
     ) -> None:
         """A request the provider cannot represent (no question, one option, duplicate or blank
-        option names, one level, beyond ``max_options``/``max_levels``/``max_questions``, an
-        unsupported question type) is rejected with ``ProviderError(code="invalid_request")``
-        saying why, before anything is sent.
+        option names, one level, beyond ``max_options``/``max_levels``/``max_questions``,
+        ``null`` criteria, an unsupported question type) is rejected with
+        ``ProviderError(code="invalid_request")`` saying why, before anything is sent.
 
         Fix: call ``validate_request(request, max_questions=..., max_options=...,
         max_levels=...)`` first thing in ``decide`` (``BaseDecisionProvider`` does), and reject

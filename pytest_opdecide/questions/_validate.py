@@ -25,6 +25,7 @@ from pytest_opdecide.questions._json import (
 from pytest_opdecide.questions._models import (
     NON_JSON_ERROR,
     BooleanAnswer,
+    BooleanCriteria,
     BooleanQuestion,
     ChoiceAnswer,
     ChoiceQuestion,
@@ -245,11 +246,43 @@ def _check_question(
         _check_choice(question_id, question, max_options)
     elif isinstance(question, ScoreQuestion):
         _check_score(question_id, question, max_levels)
-    elif question.criteria is not None:
-        for side in ("true", "false"):
-            value = getattr(question.criteria, side)
-            if value is not None:
-                _check_json(value, f"criteria.{side}", question_id)
+    else:
+        _check_criteria(question_id, question)
+
+
+def _check_criteria(question_id: str, question: BooleanQuestion) -> None:
+    # The model refuses null criteria when it validates; model_construct() and assignment
+    # bypass that, and leave the field set to None: a null was given, not left out.
+    criteria = question.criteria
+    if criteria is None:
+        if "criteria" in question.model_fields_set:
+            raise InvalidRequestError(
+                'criteria is null: leave it out to describe neither outcome, or give {"true": '
+                '..., "false": ...}',
+                rule=Rule.REQUEST_SHAPE,
+                question=question_id,
+                value=None,
+            )
+        return
+    if not isinstance(criteria, BooleanCriteria):
+        raise InvalidRequestError(
+            "criteria is a BooleanCriteria (a mapping of true and false to descriptions)",
+            rule=Rule.REQUEST_SHAPE,
+            question=question_id,
+            value=criteria,
+        )
+    for side in ("true", "false"):
+        value = getattr(criteria, side)
+        if value is not None:
+            _check_json(value, f"criteria.{side}", question_id)
+        elif side in criteria.model_fields_set:
+            raise InvalidRequestError(
+                f"criteria.{side} is null, which is not a description (text, a JSON array or a "
+                "JSON object): leave the side out to describe nothing",
+                rule=Rule.REQUEST_JSON,
+                question=question_id,
+                value=None,
+            )
 
 
 def _check_choice(question_id: str, question: ChoiceQuestion, max_options: int | None) -> None:

@@ -179,6 +179,8 @@ DEFECTS = (
             f"{PREVALIDATION}[too_many_options]": "prevalidation",
             f"{PREVALIDATION}[one_option]": "prevalidation",
             f"{PREVALIDATION}[lone_surrogate]": "prevalidation",
+            f"{PREVALIDATION}[null_criteria]": "prevalidation",
+            f"{PREVALIDATION}[null_criterion]": "prevalidation",
         },
         only=True,
     ),

@@ -1,10 +1,10 @@
 """The clauses of the question-decision spec that the first reading found unheld, each held now.
 
 Inherited credentials never follow an overridden destination; overrides are applied or refused,
-never ignored; unrepresentable input is rejected (lone surrogates, repeated JSON keys) and
-``null`` criteria are kept; a provider's stated rounding is accepted, never punished; factories
-and providers are told apart by what they declare; unknown usage is not free; and the provider
-gets copies, so that a decision cannot change the caller's objects.
+never ignored; unrepresentable input is rejected (lone surrogates, repeated JSON keys, ``null``
+criteria, which describe nothing); a provider's stated rounding is accepted, never punished;
+factories and providers are told apart by what they declare; unknown usage is not free; and the
+provider gets copies, so that a decision cannot change the caller's objects.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from fake_runtimes import FakeDecisionProvider, choose
 from pytest_opdecide.questions import (
     BaseDecisionProvider,
     BooleanAnswer,
+    BooleanCriteria,
     BooleanQuestion,
     ChoiceAnswer,
     ConfigSlot,
     DecisionProviderFactory,
     DecisionRequest,
     DecisionResult,
+    InvalidRequestError,
     InvalidResultError,
     OpenAICompatibleDecisionProvider,
     ProviderConfigError,
@@ -342,22 +344,88 @@ def test_json_text_repeating_an_option_key_is_refused_by_the_models() -> None:
     assert "repeats the key(s) ['q']" in str(result_error.value)
 
 
-@pytest.mark.parametrize(
-    "criteria",
-    [None, {"true": None}, {"true": None, "false": "no refund"}, {"false": None, "true": [1]}],
-    ids=["criteria null", "true null", "true null, false given", "false null first"],
-)
-def test_null_criteria_are_kept_in_the_wire_form(criteria: Any) -> None:
+NULL_CRITERIA = {
+    "criteria null": (None, Rule.REQUEST_SHAPE, "null is not criteria"),
+    "true null": ({"true": None}, Rule.REQUEST_JSON, "null is not a description"),
+    "true null, false given": (
+        {"true": None, "false": "no refund"},
+        Rule.REQUEST_JSON,
+        "null is not a description",
+    ),
+    "false null first": ({"false": None, "true": [1]}, Rule.REQUEST_JSON, "null is not a"),
+}
+
+
+@pytest.mark.parametrize("case", list(NULL_CRITERIA))
+def test_null_criteria_are_refused_not_dropped(case: str) -> None:
+    # A side is an optional DecisionContext, and null is none: refused, not read as left out.
+    criteria, rule, message = NULL_CRITERIA[case]
     wire = {"type": "boolean", "instructions": "Refund?", "criteria": criteria}
-    question = BooleanQuestion.model_validate(wire)
-    assert question.model_dump(by_alias=True, mode="json") == wire
-    assert json.loads(question.model_dump_json(by_alias=True)) == wire
+    request = {"model": "m", "context": "", "questions": {"q": wire}}
+    for given in (request, json.dumps(request)):
+        with pytest.raises(InvalidRequestError) as caught:
+            validate_request(given)
+        assert caught.value.code == "invalid_request"
+        assert (caught.value.rule, caught.value.question) == (rule, "q")
+        assert message in str(caught.value)
+
+
+def test_criteria_left_out_stay_out_of_the_wire_form() -> None:
+    for criteria in ({"true": "refund"}, {"false": {"asks": "nothing"}}, {"false": "", "true": []}):
+        wire = {"type": "boolean", "instructions": "Refund?", "criteria": criteria}
+        question = BooleanQuestion.model_validate(wire)
+        assert question.model_dump(by_alias=True, mode="json") == wire
+        assert json.loads(question.model_dump_json(by_alias=True)) == wire
     # Key order follows the spec's order of fields, as written for the wire.
-    dumped = question.model_dump(by_alias=True, mode="json")["criteria"]
-    if isinstance(dumped, dict):
-        assert list(dumped) == [key for key in ("true", "false") if key in wire["criteria"]]
-    # Left out, they stay out.
+    both = BooleanQuestion.model_validate(
+        {"type": "boolean", "instructions": "?", "criteria": {"false": "no", "true": "yes"}}
+    )
+    assert list(both.model_dump(by_alias=True, mode="json")["criteria"]) == ["true", "false"]
     assert "criteria" not in BooleanQuestion(instructions="?").model_dump(by_alias=True)
+
+
+def null_criteria_built_around_the_model() -> dict[str, BooleanQuestion]:
+    """Null criteria the model never validated: built with model_construct, or assigned."""
+    assigned = BooleanQuestion(instructions="Refund?", criteria=BooleanCriteria(true="yes"))
+    assigned.criteria = None
+    side = BooleanQuestion(instructions="Refund?", criteria=BooleanCriteria(false="no"))
+    assert side.criteria is not None
+    side.criteria.true = None
+    return {
+        "criteria": BooleanQuestion.model_construct(instructions="Refund?", criteria=None),
+        "true": BooleanQuestion.model_construct(
+            instructions="Refund?", criteria=BooleanCriteria.model_construct(true=None)
+        ),
+        "assigned criteria": assigned,
+        "assigned true": side,
+    }
+
+
+@pytest.mark.parametrize("where", list(null_criteria_built_around_the_model()))
+async def test_decide_refuses_null_criteria_the_model_never_saw(where: str) -> None:
+    question = null_criteria_built_around_the_model()[where]
+    request = DecisionRequest.model_construct(
+        model="fixed-1", context="", questions={"refund": question}
+    )
+    expected = Rule.REQUEST_SHAPE if "criteria" in where else Rule.REQUEST_JSON
+    with pytest.raises(InvalidRequestError) as caught:
+        validate_request(request)
+    assert (caught.value.rule, caught.value.question) == (expected, "refund")
+    provider = Fixed()
+    with pytest.raises(InvalidRequestError) as by_provider:
+        await provider.decide(request)
+    assert by_provider.value.rule is expected
+    options = {**boolean_options(Fixed()), "questions": {"refund": question}}
+    with pytest.raises(InvalidRequestError) as by_thread:
+        await ThreadState().decide(options)
+    assert by_thread.value.rule is expected
+    # A question left without criteria is fine.
+    fine = DecisionRequest.model_construct(
+        model="fixed-1",
+        context="",
+        questions={"refund": BooleanQuestion.model_construct(instructions="Refund?")},
+    )
+    assert (await provider.decide(fine)).boolean("refund").probability == 0.6
 
 
 # ---------------------------------------------------------------- rounding
