@@ -340,6 +340,15 @@ class RoundsToThreeDecimals(HonestProvider):
         return round(probability, 3)
 
 
+class RoundsToTwoDecimals(HonestProvider):
+    """Rounds every probability (and the score) to 2 decimal places and never renormalises;
+    it says nothing about it (the spec makes stating it optional): its sums are up to
+    ``n x 0.005`` from 1, as the values' own two places explain."""
+
+    def reported(self, probability: float) -> float:
+        return round(probability, 2)
+
+
 class RoundsToTwoDecimalsAndSaysSo(HonestProvider):
     """Rounds every probability to 2 decimal places, never renormalises, and states the
     rounding in the result's metadata, as the spec lets providers do."""
@@ -354,6 +363,7 @@ class RoundsToTwoDecimalsAndSaysSo(HonestProvider):
 CORRECT: tuple[type[HonestProvider], ...] = (
     HonestProvider,
     RoundsToThreeDecimals,
+    RoundsToTwoDecimals,
     RoundsToTwoDecimalsAndSaysSo,
 )
 """Providers that follow every rule: the gallery's controls."""
@@ -380,6 +390,18 @@ class RenormalisedAfterRounding(HonestProvider):
         rounded = [round(p, 2) for p in super().distribution(labels, listed)]
         total = math.fsum(rounded)
         return [p / total for p in rounded]
+
+
+class ForcesTheRoundedSumToOne(HonestProvider):
+    """Rounds to two decimals, then puts what the rounded values miss of 1 on the likeliest
+    outcome, so that they sum to 1 exactly: renormalised in another guise (every value still
+    has two places, but one of them is no rounding of what was computed)."""
+
+    def distribution(self, labels: Sequence[str], listed: Mapping[str, float]) -> list[float]:
+        rounded = [round(p, 2) for p in super().distribution(labels, listed)]
+        top = max(range(len(rounded)), key=lambda i: rounded[i])
+        rounded[top] = round(rounded[top] + 1.0 - math.fsum(rounded), 2)
+        return rounded
 
 
 class OverstatesRounding(HonestProvider):
@@ -889,6 +911,7 @@ class AppendsAnswerToContext(HonestProvider):
 BROKEN: tuple[type[HonestProvider], ...] = (
     NotSummingToOne,
     RenormalisedAfterRounding,
+    ForcesTheRoundedSumToOne,
     OverstatesRounding,
     MissingOptionKey,
     ExtraOptionKey,

@@ -80,6 +80,11 @@ DEFECTS = (
         dict.fromkeys((AS_COMPUTED, AS_ASKED, IDS, LIMITS), "probability.as_computed"),
         only=True,
     ),
+    Defect(
+        "ForcesTheRoundedSumToOne",
+        dict.fromkeys((AS_COMPUTED, AS_ASKED, IDS, LIMITS), "probability.as_computed"),
+        only=True,
+    ),
     Defect("OverstatesRounding", {"test_choice_answers": "probability.rounding"}),
     Defect("MissingOptionKey", {"test_choice_answers": "choice.probability_keys"}),
     Defect("ExtraOptionKey", {"test_choice_answers": "choice.probability_keys"}),

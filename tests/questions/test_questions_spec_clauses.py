@@ -478,18 +478,59 @@ def test_a_sum_a_few_floats_off_is_within_the_tolerance() -> None:
 
 @pytest.mark.parametrize(
     "metadata",
-    [{"rounding": {"decimals": 2}}, {"questions": {"q": {"rounding": {"decimals": 2}}}}],
-    ids=["for the result", "for the question"],
+    [
+        None,
+        {"rounding": "probabilities rounded to 2 decimal places, half to even"},
+        {"rounding": 2},
+        {"rounding": {"method": "half-even"}},
+        {"questions": "all of them", "rounding": ["two", "places"]},
+        {"questions": {"q": "rounded"}},
+    ],
+    ids=["none", "a note", "a number", "another form", "other keys", "a note per question"],
 )
-def test_a_stated_rounding_explains_the_sum(metadata: dict[str, Any]) -> None:
-    with pytest.raises(InvalidResultError, match=r"probability\.sum"):
-        validate_result(three_options(), rounded())
+def test_a_rounding_is_read_from_the_values_whatever_the_metadata_says(metadata: Any) -> None:
+    # The spec's case: rounded, never renormalised, and said in the provider's own words (or
+    # not at all). Three values with two places each: the sum may be 3 x 0.005 from 1.
     assert validate_result(three_options(), rounded(metadata)).choice("q").probabilities == {
         "a": 0.33,
         "b": 0.33,
         "c": 0.33,
     }
-    assert validate_result(three_options(), rounded(), decimals=2).answers["q"].type == "choice"
+    assert validate_result(three_options(), rounded(metadata, (0.34, 0.33, 0.32))).metadata == (
+        metadata
+    )
+    with pytest.raises(InvalidResultError) as caught:
+        validate_result(three_options(), rounded(metadata, (0.33, 0.33, 0.3)))
+    assert str(caught.value) == (
+        "question 'q': probability.sum: probabilities must sum to 1 within 0.015 (each written "
+        "with at most 2 decimal places: 3 x 0.005); they sum to 0.96 (got {'a': 0.33, 'b': 0.33, "
+        "'c': 0.3})"
+    )
+
+
+def test_unrounded_values_get_the_tolerance_only() -> None:
+    computed = (0.3271, 0.3311, 0.3408)  # four places: rounding explains 3 x 0.00005
+    assert validate_result(three_options(), rounded(None, computed)).answers["q"].type == "choice"
+    off = (0.33, 0.33, 0.3380000000000001)  # 0.998: written with 16 places, not rounded
+    with pytest.raises(InvalidResultError) as caught:
+        validate_result(three_options(), rounded(None, off))
+    assert caught.value.rule is Rule.PROBABILITY_SUM
+    assert "must sum to 1 within 0.001; they sum to" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [{"rounding": {"decimals": 1}}, {"questions": {"q": {"rounding": {"decimals": 1}}}}],
+    ids=["for the result", "for the question"],
+)
+def test_a_stated_rounding_explains_the_sum(metadata: dict[str, Any]) -> None:
+    # Rounded to one place, one of them by arithmetic (0.1 + 0.2): read from the values, that
+    # one has 17 places and the rest explain nothing; stated, the rounding is the statement's.
+    noisy = (0.1 + 0.2, 0.3, 0.3)
+    with pytest.raises(InvalidResultError, match=r"probability\.sum"):
+        validate_result(three_options(), rounded(None, noisy))
+    assert validate_result(three_options(), rounded(metadata, noisy)).choice("q").probabilities
+    assert validate_result(three_options(), rounded(None, noisy), decimals=1).answers["q"]
 
 
 def test_a_stated_rounding_explains_no_more_than_it_can() -> None:
@@ -511,9 +552,9 @@ def test_a_stated_rounding_explains_no_more_than_it_can() -> None:
             "decimal places, but that of 'a' has more (got 0.33)",
         ),
         (
-            {"rounding": 2},
-            "result: probability.rounding: metadata['rounding'] must be {\"decimals\": <decimal "
-            "places>} (got 2)",
+            {"rounding": {"decimals": "2"}},
+            "result: probability.rounding: metadata['rounding']['decimals'] must be a whole "
+            "number of decimal places from 0 to 15 (got '2')",
         ),
         (
             {"rounding": {"decimals": -1}},
@@ -652,10 +693,36 @@ class RoundsSilently(TwoDecimals):
     probability_decimals = None
 
 
-async def test_a_provider_that_rounds_without_saying_so_is_told_how_to() -> None:
+class RoundsByArithmetic(TwoDecimals):
+    """Rounds to 1 decimal place, the first value by adding tenths (``0.1 + 0.2``), without
+    saying so."""
+
+    probability_decimals = None
+
+    async def decide_validated(self, request: DecisionRequest) -> DecisionResult:
+        values = dict(zip("abc", (0.1 + 0.2, 0.3, 0.3), strict=True))
+        return DecisionResult(
+            model="m", answers={"q": ChoiceAnswer(choice="a", probabilities=values)}
+        )
+
+
+async def test_a_provider_that_rounds_without_saying_so_is_accepted_as_it_reports() -> None:
+    result = await RoundsSilently().decide(three_options())
+    assert result.choice("q").probabilities == {"a": 0.33, "b": 0.33, "c": 0.33}
+    assert result.metadata is None
+
+
+async def test_a_provider_whose_values_do_not_show_its_rounding_is_told_how_to_say_it() -> None:
     with pytest.raises(ProviderError) as caught:
-        await RoundsSilently().decide(three_options())
+        await RoundsByArithmetic().decide(three_options())
     assert str(caught.value).endswith(
-        "they sum to 0.99 (got {'a': 0.33, 'b': 0.33, 'c': 0.33}); if the provider rounds its "
-        "probabilities, say so: probability_decimals = <decimal places> on the provider class"
+        "they sum to 0.9 (got {'a': 0.30000000000000004, 'b': 0.3, 'c': 0.3}); if "
+        "the provider rounds its probabilities, say so: probability_decimals = <decimal places> "
+        "on the provider class"
     )
+    RoundsByArithmetic.probability_decimals = 1
+    try:
+        result = await RoundsByArithmetic().decide(three_options())
+    finally:
+        RoundsByArithmetic.probability_decimals = None
+    assert result.metadata == {"rounding": {"decimals": 1}}
