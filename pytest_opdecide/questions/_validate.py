@@ -423,7 +423,40 @@ def validate_result(
             ``SCORE_WEIGHTED_MEAN``, ``SCORE_RANGE``, ``SCORE_LEGEND``, ``BOOLEAN_PROBABILITY``
             or ``CONFIDENCE_RANGE``.
     """
-    checked_request = validate_request(request)
+    return validate_answers(
+        validate_request(request),
+        result,
+        tolerance=tolerance,
+        score_tolerance=score_tolerance,
+        decimals=decimals,
+    )
+
+
+def validate_answers(
+    request: DecisionRequest,
+    result: DecisionResult | Mapping[str, Any] | str | bytes,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    score_tolerance: float | None = None,
+    decimals: int | None = None,
+) -> DecisionResult:
+    """:func:`validate_result` for a request taken as it is, not checked by the request rules.
+
+    For a request built on purpose past a rule that only some providers need: the conformance
+    suite's question ids and option names holding a lone surrogate, which UTF-8 cannot carry
+    and a JSON escape can, so that a provider sending them intact must answer them as asked.
+
+    Args:
+        request: The request that was answered, as it was sent to the provider.
+        result: As for :func:`validate_result`; ``tolerance``, ``score_tolerance`` and
+            ``decimals`` too.
+
+    Returns:
+        The result as a ``DecisionResult``.
+
+    Raises:
+        InvalidResultError: The result breaks a rule (as for :func:`validate_result`).
+    """
     if isinstance(result, str | bytes):
         try:
             result = DecisionResult.model_validate_json(result)
@@ -442,7 +475,7 @@ def validate_result(
             raise _result_shape_error(error) from None
     if decimals is not None:
         _check_decimals(decimals, "decimals", None)
-    _check_result(checked_request, result, _Allowance(tolerance, score_tolerance, decimals))
+    _check_result(request, result, _Allowance(tolerance, score_tolerance, decimals))
     return result
 
 

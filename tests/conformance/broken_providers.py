@@ -270,9 +270,17 @@ class HonestProvider:
             parts.append("Answer with yes or no and nothing else.")
         return "\n\n".join(parts), labels
 
+    def encoded(self, body: dict[str, Any]) -> bytes:
+        """The request body as sent: JSON in UTF-8, as httpx writes ``json=``."""
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
     async def post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = await client.post(f"{self.base_url}/chat/completions", json=body)
+            response = await client.post(
+                f"{self.base_url}/chat/completions",
+                content=self.encoded(body),
+                headers={"Content-Type": "application/json"},
+            )
         except httpx.TimeoutException as error:
             raise ProviderError(f"{self.name}: timed out", "timeout") from error
         except httpx.HTTPError as error:
@@ -360,11 +368,37 @@ class RoundsToTwoDecimalsAndSaysSo(HonestProvider):
         return {"rounding": {"decimals": 2}}
 
 
+def _stand_in(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, for checking the other rules."""
+    return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+
+
+class SendsLoneSurrogatesEscaped(HonestProvider):
+    """Writes its requests as JSON with every non-ASCII character escaped (``json.dumps``'s
+    default), so a lone surrogate in a question id or an option name (``"\\ud83d"``, which
+    UTF-8 cannot carry) goes out intact as the escape ``\\ud83d``: it can represent such a
+    request, and answers it instead of refusing it. Every other rule it checks as usual."""
+
+    def check(self, request: DecisionRequest) -> DecisionRequest:
+        questions: dict[str, DecisionQuestion] = {}
+        for question_id, question in request.questions.items():
+            if isinstance(question, ChoiceQuestion):
+                options = {_stand_in(name): about for name, about in question.options.items()}
+                question = question.model_copy(update={"options": options})
+            questions[_stand_in(question_id)] = question
+        super().check(request.model_copy(update={"questions": questions}))
+        return request
+
+    def encoded(self, body: dict[str, Any]) -> bytes:
+        return json.dumps(body, allow_nan=False).encode("ascii")
+
+
 CORRECT: tuple[type[HonestProvider], ...] = (
     HonestProvider,
     RoundsToThreeDecimals,
     RoundsToTwoDecimals,
     RoundsToTwoDecimalsAndSaysSo,
+    SendsLoneSurrogatesEscaped,
 )
 """Providers that follow every rule: the gallery's controls."""
 
@@ -804,6 +838,15 @@ class SendsUnrepresentable(HonestProvider):
         return request
 
 
+class ReplacesLoneSurrogates(SendsLoneSurrogatesEscaped):
+    """Takes requests holding a lone surrogate, but writes its requests in UTF-8 with
+    ``errors="replace"``: the surrogate goes out as ``?``, an option the question does not
+    have (the request is reinterpreted, not represented or refused)."""
+
+    def encoded(self, body: dict[str, Any]) -> bytes:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8", "replace")
+
+
 class RefusesJsonContext(HonestProvider):
     """Rejects every structured context as invalid, though the spec makes it valid."""
 
@@ -955,6 +998,7 @@ BROKEN: tuple[type[HonestProvider], ...] = (
     AnswersLocally,
     KeyFromEnvironment,
     SendsUnrepresentable,
+    ReplacesLoneSurrogates,
     RefusesJsonContext,
     SmallerThanDeclared,
     MalformedLimit,

@@ -183,10 +183,16 @@ DEFECTS = (
         {
             f"{PREVALIDATION}[too_many_options]": "prevalidation",
             f"{PREVALIDATION}[one_option]": "prevalidation",
-            f"{PREVALIDATION}[lone_surrogate]": "prevalidation",
+            # Its prompt holds the option name: encoding the body as UTF-8 fails.
+            f"{PREVALIDATION}[lone_surrogate]": "error.type",
             f"{PREVALIDATION}[null_criteria]": "prevalidation",
             f"{PREVALIDATION}[null_criterion]": "prevalidation",
         },
+        only=True,
+    ),
+    Defect(
+        "ReplacesLoneSurrogates",
+        {f"{PREVALIDATION}[lone_surrogate]": "prevalidation"},
         only=True,
     ),
     Defect("RefusesJsonContext", {"test_choice_answers": "answer.failed"}),
