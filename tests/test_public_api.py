@@ -212,6 +212,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "SPECIFICATION_VERSION",
         "ScoreAnswer",
         "ScoreQuestion",
+        "ThreadChangedError",
         "ThreadState",
         "brier_score",
         "decide",

@@ -13,6 +13,7 @@ broken rule; ``CRASHES`` are providers that fail in every way that could take a 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import os
@@ -42,6 +43,7 @@ from pytest_opdecide.questions import (
     Rule,
     ScoreAnswer,
     ScoreQuestion,
+    ThreadState,
     validate_request,
 )
 
@@ -951,6 +953,21 @@ class AppendsAnswerToContext(HonestProvider):
         return result
 
 
+class TouchesTheThread(HonestProvider):
+    """Handed a conversation as the context, finds the thread it came from among the live
+    objects and appends its answer to that thread's messages: decide() hands it no thread,
+    so it reaches for one."""
+
+    async def work(self, request: DecisionRequest) -> DecisionResult:
+        result = await super().work(request)
+        context = request.context
+        if isinstance(context, list) and all(isinstance(m, dict) for m in context):
+            for found in gc.get_objects():
+                if isinstance(found, ThreadState) and list(found.messages) == context:
+                    found.messages.append({"role": "assistant", "content": "decided"})
+        return result
+
+
 BROKEN: tuple[type[HonestProvider], ...] = (
     NotSummingToOne,
     RenormalisedAfterRounding,
@@ -1009,6 +1026,7 @@ BROKEN: tuple[type[HonestProvider], ...] = (
     FireAndForget,
     BlocksTheLoop,
     AppendsAnswerToContext,
+    TouchesTheThread,
 )
 """Every broken provider, one per rule (see ``test_gallery.DEFECTS`` for which)."""
 

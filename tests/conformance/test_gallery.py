@@ -233,6 +233,7 @@ DEFECTS = (
         "AppendsAnswerToContext",
         {THREAD: "conversation.untouched"},
     ),
+    Defect("TouchesTheThread", {THREAD: "conversation.untouched"}, only=True),
 )
 
 BY_PROVIDER = {defect.provider: defect for defect in DEFECTS}
