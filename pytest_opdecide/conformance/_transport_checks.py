@@ -183,7 +183,7 @@ class TransportChecks(ProviderVerdicts):
         if transport.requests:
             check_structure(request, transport.requests)
         if outcome.error is not None:
-            self._failed(outcome.error, f"a request it sent on ({case.why})")
+            self._failed(outcome.error, f"a request it sent ({case.why})")
         self._valid(
             request,
             outcome.result,
