@@ -925,16 +925,16 @@ def test_malformed_replies(
 
 
 @pytest.mark.parametrize(
-    ("raised", "phase"),
+    ("raised", "phase", "during"),
     [
-        (httpx.ReadTimeout("timed out"), "read"),
-        (httpx.ConnectTimeout("timed out"), "connect"),
-        (httpx.WriteTimeout("timed out"), "write"),
-        (httpx.PoolTimeout("timed out"), "pool"),
+        (httpx.ReadTimeout("timed out"), "read", "while waiting for or receiving the reply"),
+        (httpx.ConnectTimeout("timed out"), "connect", "while connecting"),
+        (httpx.WriteTimeout("timed out"), "write", "while sending the request"),
+        (httpx.PoolTimeout("timed out"), "pool", "while waiting for a free connection"),
     ],
 )
 def test_transport_timeouts_raise_call_timeout_error(
-    twin: Twin, raised: httpx.TimeoutException, phase: str
+    twin: Twin, raised: httpx.TimeoutException, phase: str, during: str
 ) -> None:
     server = MockServer(raised)
     with pytest.raises(CallTimeoutError) as caught:
@@ -942,14 +942,16 @@ def test_transport_timeouts_raise_call_timeout_error(
     error = caught.value
     assert (error.phase, error.timeout_s, error.path) == (phase, 2.5, CHAT_PATH)
     assert str(error).startswith(
-        f"POST {CHAT_PATH} to http://127.0.0.1:8765 timed out after 2.5 s ({phase} timeout)."
+        f"POST {CHAT_PATH} to http://127.0.0.1:8765 timed out: the whole call took longer than "
+        f"2.5 s ({during}). timeout_s bounds the whole call: connecting, sending and all of the "
+        "reply, streamed or not."
     )
     assert isinstance(error.__cause__, httpx.TimeoutException)
 
 
 def test_a_request_timeout_is_named_in_the_error(twin: Twin) -> None:
     server = MockServer(httpx.ReadTimeout("timed out"))
-    with pytest.raises(CallTimeoutError, match=r"timed out after 0\.5 s") as caught:
+    with pytest.raises(CallTimeoutError, match=r"took longer than 0\.5 s") as caught:
         twin.exec(runtime_for(server), "hi", timeout_s=0.5)
     assert "raise timeout_s" in str(caught.value)
 
@@ -1227,7 +1229,7 @@ def test_a_real_read_timeout() -> None:
     with (
         silent_server() as port,
         OpenAICompatibleRuntime(f"http://127.0.0.1:{port}/v1", KEY, timeout_s=0.2) as runtime,
-        pytest.raises(CallTimeoutError, match=r"timed out after 0\.2 s") as caught,
+        pytest.raises(CallTimeoutError, match=r"took longer than 0\.2 s") as caught,
     ):
         runtime.exec("hi")
     assert caught.value.phase == "read"
@@ -1236,7 +1238,7 @@ def test_a_real_read_timeout() -> None:
 async def test_a_real_read_timeout_async() -> None:
     with silent_server() as port:
         async with OpenAICompatibleRuntime(f"http://127.0.0.1:{port}/v1", KEY) as runtime:
-            with pytest.raises(CallTimeoutError, match=r"timed out after 0\.2 s") as caught:
+            with pytest.raises(CallTimeoutError, match=r"took longer than 0\.2 s") as caught:
                 await runtime.exec_async("hi", timeout_s=0.2)
     assert caught.value.phase == "read"
 
