@@ -265,9 +265,12 @@ def error_for_problem(
             server_message=where.redaction.clipped(description, _MESSAGE_LIMIT),
             body=where.redaction.clipped(body, _BODY_LIMIT),
         )
+    fix = problem.fix or (
+        "Check that base_url points at an OpenAI-compatible chat-completions API (it usually "
+        "ends with /v1)."
+    )
     return MalformedResponseError(
-        f"{where.request} answered {status_code}, but {description}. Check that base_url "
-        "points at an OpenAI-compatible chat-completions API (it usually ends with /v1).",
+        f"{where.request} answered {status_code}, but {description}. {fix}",
         method=where.method,
         path=where.path,
         status_code=status_code,

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pydantic
 import pytest
+from _openai_server import OpenAIServer
 
 import pytest_opdecide.runtimes as runtimes
 from pytest_opdecide import Message, ModelReply, ModelRequest, ToolCall, decision
@@ -669,14 +670,64 @@ def test_a_streamed_tool_round_trip(twin: Twin) -> None:
 
 
 def test_a_stream_without_done_comments_or_final_blank_line(twin: Twin) -> None:
+    """A finish_reason ends a stream as [DONE] does: some servers send no [DONE]."""
     body = (
         b": keep-alive\n\n"
         b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
         b"event: message\n"
-        b'data: {"choices": [{"index": 0, "delta": {"content": "lo"}}]}'
+        b'data: {"choices": [{"index": 0, "delta": {"content": "lo"}, "finish_reason": "stop"}]}'
     )
     server = MockServer(event_stream(body))
     assert twin.call(runtime_for(server, stream=True), request_for("hi")).text == "Hello"
+
+
+CUT_OFF = (
+    "POST /v1/chat/completions answered 200, but the stream ended before the server finished "
+    "it: {events}, with no finish_reason and no [DONE]. The server (or a proxy in between) cut "
+    "the reply short: retry, or look at the server's log for why it stopped."
+)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "events"), [(1, "1 event came"), (2, "2 events came"), (0, "0 events came")]
+)
+def test_a_stream_cut_off_before_its_end_is_no_reply(twin: Twin, pieces: int, events: str) -> None:
+    """No finish_reason and no [DONE]: what came is a part of the reply, never returned as it."""
+    cut = text_stream(['{"call"', ': "answer"}'])[1:][:pieces]  # the text deltas only
+    server = MockServer(event_stream(sse(cut, done=False)))
+    with pytest.raises(MalformedResponseError) as caught:
+        twin.exec(runtime_for(server, stream=True), "Pick.", choices=OPTIONS)
+    assert str(caught.value) == CUT_OFF.format(events=events)
+    assert caught.value.status_code == 200
+    assert ('{\\"call\\"' in caught.value.body) == bool(pieces)  # what came, for a look
+
+
+def test_a_stream_that_says_done_or_finished_is_whole(twin: Twin) -> None:
+    pieces = text_stream(["Hel", "lo"])  # its last event has finish_reason "stop"
+    finished = MockServer(event_stream(sse(pieces, done=False)))
+    assert twin.call(runtime_for(finished, stream=True), request_for("hi")).text == "Hello"
+    done = MockServer(event_stream(sse(pieces[:-1], done=True)))
+    assert twin.call(runtime_for(done, stream=True), request_for("hi")).text == "Hello"
+
+
+def test_a_real_server_that_cuts_its_stream_off() -> None:
+    with (
+        OpenAIServer(cut_after=1) as server,
+        OpenAICompatibleRuntime(server.url, KEY, stream=True) as runtime,
+    ):
+        server.script('{"call": "answer"}')
+        with pytest.raises(MalformedResponseError) as caught:
+            decision.make("Pick.", OPTIONS, runtime=runtime)
+    assert str(caught.value) == CUT_OFF.format(events="2 events came")
+
+
+async def test_a_real_server_that_cuts_its_stream_off_async() -> None:
+    with OpenAIServer(cut_after=1) as server:
+        server.script('{"call": "answer"}')
+        async with OpenAICompatibleRuntime(server.url, KEY, stream=True) as runtime:
+            with pytest.raises(MalformedResponseError) as caught:
+                await decision.make_async("Pick.", OPTIONS, runtime=runtime)
+    assert str(caught.value) == CUT_OFF.format(events="2 events came")
 
 
 def test_a_server_that_ignores_stream_answers_json(twin: Twin) -> None:
@@ -702,7 +753,7 @@ def test_an_error_event_mid_stream_is_a_server_error(twin: Twin) -> None:
     ("body", "match"),
     [
         (b"data: {not json}\n\n", "a streamed event is not JSON"),
-        (b"", "the streamed reply carried no events"),
+        (b"", r"the stream ended before the server finished it: 0 events came"),
         (b"data: [DONE]\n\n", "the streamed reply carried no events"),
         (b'data: ["a list"]\n\n', "not a JSON object"),
     ],
