@@ -439,6 +439,16 @@ class StreamAccumulator:
             if isinstance(delta.get("function_call"), Mapping):
                 self._legacy.add(delta["function_call"])
 
+    def _so_far(self) -> str:
+        """What the events added up to, each field whole: the text (a secret the server sent
+        in pieces is whole here, for a message's redaction to find), then each tool call."""
+        parts = ["".join(self._text) or "".join(self._refusal)]
+        for _, partial in sorted(self._calls.items()):
+            parts.append(f"{partial.name}({partial.text})")
+        if self._legacy.name:
+            parts.append(f"{_legacy_name(self._legacy.name)}({self._legacy.text})")
+        return "\n".join(part for part in parts if part)
+
     def reply(self) -> ModelReply:
         """The reply the stream carried.
 
@@ -448,9 +458,7 @@ class StreamAccumulator:
         """
         self._dispatch()  # A last event the server did not end with a blank line.
         if not (self.done or self.finished):
-            raise TruncatedStream(
-                len(self.events), json.dumps(self.events, ensure_ascii=False, default=repr)
-            )
+            raise TruncatedStream(len(self.events), self._so_far())
         if not self.events:
             raise ProtocolProblem("the streamed reply carried no events")
         calls = [partial.tool_call() for _, partial in sorted(self._calls.items())]

@@ -693,13 +693,29 @@ CUT_OFF = (
 )
 def test_a_stream_cut_off_before_its_end_is_no_reply(twin: Twin, pieces: int, events: str) -> None:
     """No finish_reason and no [DONE]: what came is a part of the reply, never returned as it."""
-    cut = text_stream(['{"call"', ': "answer"}'])[1:][:pieces]  # the text deltas only
+    texts = ['{"call"', ': "answer"}']
+    cut = text_stream(texts)[1:][:pieces]  # the text deltas only
     server = MockServer(event_stream(sse(cut, done=False)))
     with pytest.raises(MalformedResponseError) as caught:
         twin.exec(runtime_for(server, stream=True), "Pick.", choices=OPTIONS)
     assert str(caught.value) == CUT_OFF.format(events=events)
     assert caught.value.status_code == 200
-    assert ('{\\"call\\"' in caught.value.body) == bool(pieces)  # what came, for a look
+    assert caught.value.body == "".join(texts[:pieces])  # what came, for a look
+
+
+@pytest.mark.parametrize("cut", [5, 20, 30])
+def test_a_cut_off_stream_that_echoed_the_key_in_pieces_shows_none_of_it(
+    twin: Twin, cut: int
+) -> None:
+    """The error's body is what the events added up to: a key sent in pieces is whole there,
+    and redacted whole (its first piece alone, key-shaped, would be redacted and the rest not)."""
+    pieces = [f"Your key is {KEY[:cut]}", KEY[cut:]]
+    server = MockServer(event_stream(sse(text_stream(pieces)[1:-1], done=False)))
+    with pytest.raises(MalformedResponseError) as caught:
+        twin.exec(runtime_for(server, stream=True), "Echo my key.")
+    assert caught.value.body == "Your key is ***"
+    for start in range(len(KEY) - 5):
+        assert KEY[start : start + 6] not in f"{caught.value} {caught.value.body}"
 
 
 def test_a_stream_that_says_done_or_finished_is_whole(twin: Twin) -> None:
