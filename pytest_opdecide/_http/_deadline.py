@@ -111,7 +111,10 @@ class _Watchdog:
                     wait = self._heap[0][0] - time.monotonic() if self._heap else None
                     self._condition.wait(wait)
                 _, _, callback = heapq.heappop(self._heap)
-            again = callback()
+            try:
+                again = callback()
+            except Exception:  # never the end of the thread that every deadline needs
+                again = None
             if again is not None:
                 self.arm(again, callback)
 

@@ -536,12 +536,15 @@ class OpenAICompatibleRuntime(Runtime):
                             if deadline.passed:  # a transport without sockets: between lines
                                 return error_for_timeout(self._where, limit, "total")
                         return accumulator.reply()
-                response = client.post(
-                    self._url, json=body, timeout=timeout, extensions=deadline.extensions
-                )
-                deadline.answered(response)
-                status = response.status_code
-                return self._whole_reply(response)
+                # Streamed even when the reply is not: the deadline learns the connection as
+                # the headers come, before the body is read (a kept-alive one's too).
+                with client.stream(
+                    "POST", self._url, json=body, timeout=timeout, extensions=deadline.extensions
+                ) as response:
+                    deadline.answered(response)
+                    status = response.status_code
+                    response.read()
+                    return self._whole_reply(response)
             except httpx.HTTPError as error:
                 if deadline.passed and not isinstance(error, httpx.TimeoutException):
                     # The watchdog shut the connection down: the limit ran out mid-call.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import httpx
 import pytest
 from _slow_server import TrickleServer
 
@@ -95,3 +96,24 @@ def test_the_runtime_is_usable_after_a_call_ran_out_of_time() -> None:
     ):
         timed_call(runtime, "sync")
         assert runtime.exec("hi").startswith("Hello, slowly")
+
+
+@pytest.mark.parametrize(
+    ("script", "calls"), [(("headers",), 1), (("body",), 1), (("whole", "body"), 2)]
+)
+def test_a_transport_of_the_caller_s_own_is_bounded_too(
+    script: tuple[str, ...], calls: int
+) -> None:
+    """Through an ``httpx.HTTPTransport`` the caller passed, the runtime shuts down only the
+    sockets it knows are the call's: a new connection's (the trace extension), or the one that
+    answered (its headers came, the body trickles)."""
+    with (
+        TrickleServer(*script) as server,
+        httpx.HTTPTransport() as transport,
+        OpenAICompatibleRuntime(server.url, KEY, transport=transport, timeout_s=LIMIT) as runtime,
+    ):
+        if calls == 2:
+            assert runtime.exec("hi").startswith("Hello, slowly")
+        took = timed_call(runtime, "sync")
+        assert server.connections == 1
+    assert took < BOUND, f"the call took {took:.2f} s"
