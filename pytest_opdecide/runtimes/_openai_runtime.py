@@ -534,7 +534,8 @@ class OpenAICompatibleRuntime(Runtime):
                             if accumulator.done:
                                 break
                             if deadline.passed:  # a transport without sockets: between lines
-                                return error_for_timeout(self._where, limit, "total")
+                                phase = deadline.phase or "total"
+                                return error_for_timeout(self._where, limit, phase)
                         return accumulator.reply()
                 # Streamed even when the reply is not: the deadline learns the connection as
                 # the headers come, before the body is read (a kept-alive one's too).
