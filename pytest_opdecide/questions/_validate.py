@@ -693,10 +693,16 @@ def _check_distribution(
         _check_rounded(question_id, key, probability, decimals)
         if decimals is None:
             places = max(places, written_decimals(probability))
+    total = math.fsum(probabilities.values())
     if decimals is not None:
         places = decimals
-    total = math.fsum(probabilities.values())
-    slack = allowance.sum_slack(len(probabilities), places)
+        slack = allowance.sum_slack(len(probabilities), places)
+    elif places == 0:
+        # Every value is 0 or 1: nothing shows a rounding (a stated {"decimals": 0} would),
+        # so no slack for one: 0, 0, 0 is no distribution.
+        slack = allowance.tolerance
+    else:
+        slack = allowance.sum_slack(len(probabilities), places)
     if abs(total - 1.0) > slack + FLOAT_EPSILON:
         explained = ""
         if slack != allowance.tolerance:

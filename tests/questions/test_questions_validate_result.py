@@ -218,6 +218,23 @@ def test_rounded_probabilities_within_tolerance_pass_unchanged() -> None:
     assert caught.value.rule == Rule.PROBABILITY_SUM
 
 
+def test_values_of_no_decimals_show_no_rounding_to_allow_for() -> None:
+    """Every probability 0 or 1 shows no rounding: 0, 0, 0 is no distribution, however many
+    options (a provider that rounds to whole numbers says so: ``{"decimals": 0}``)."""
+    zeros = changed("answers.route.probabilities", {"a": 0.0, "b": 0.0, "c": 0.0})
+    zeros["answers"]["route"]["choice"] = "a"
+    with pytest.raises(InvalidResultError) as caught:
+        validate_result(REQUEST, zeros)
+    assert caught.value.rule == Rule.PROBABILITY_SUM
+    assert "must sum to 1 within 0.001; they sum to 0.0" in str(caught.value)
+    one_hot = changed("answers.route.probabilities", {"a": 1.0, "b": 0.0, "c": 0.0})
+    one_hot["answers"]["route"]["choice"] = "a"
+    assert validate_result(REQUEST, one_hot).choice("route").probabilities["a"] == 1.0
+    stated = changed("metadata", {"questions": {"route": {"rounding": {"decimals": 0}}}})
+    stated["answers"]["route"] = zeros["answers"]["route"]
+    validate_result(REQUEST, stated)  # stated: rounding to whole numbers explains 3 x 0.5
+
+
 def test_the_places_read_from_the_values_are_those_python_writes() -> None:
     assert [written_decimals(v) for v in (0.33, 1.0, 0.0, 1e-05, 0.5, round(2 / 3, 3))] == [
         2,
