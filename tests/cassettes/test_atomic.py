@@ -228,7 +228,7 @@ def test_written_files_have_the_usual_mode(project: pytest.Pytester, server: Ope
         (lambda text: text.replace("version: 1", ""), "truncated"),
         (lambda text: "<<<<<<< HEAD\n" + text, "ScannerError"),
         (lambda text: "- just\n- a list\n", "not a cassette"),
-        (lambda text: text.replace("  response:", "  responsx:", 1), "KeyError"),
+        (lambda text: text.replace("  response:", "  responsx:", 1), "holds 'responsx'"),
         (lambda text: "", "not a cassette"),
     ],
     ids=["half", "no-version", "merge-conflict", "a-list", "missing-key", "empty"],
@@ -245,7 +245,17 @@ def test_a_corrupt_cassette_names_the_file_and_how_to_record_it(
     result = project.runpytest()
     result.assert_outcomes(errors=1)
     message = error_text(result)
-    assert f"CassetteCorrupt: cassette {path} is corrupt or truncated (" in message
+    if reason == "holds 'responsx'":  # the line at fault is named
+        (line,) = [
+            n for n, text in enumerate(path.read_text().splitlines(), 1) if "responsx" in text
+        ]
+        assert (
+            f"CassetteCorrupt: cassette {path}, line {line}: interaction #0 holds 'responsx', "
+            "which this library neither writes nor reads (it knows request, response): remove "
+            "it, or correct its name.\nOr re-record it" in message
+        )
+    else:
+        assert f"CassetteCorrupt: cassette {path} is corrupt or truncated (" in message
     assert reason in message
     assert (
         "re-record it with the model server running at base_url (--opdecide-base-url=URL, or "
