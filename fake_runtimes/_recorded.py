@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -47,7 +47,7 @@ class _RecordingLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = cast(Any, self).peek_event()  # untyped in the stubs
             raise yaml.MarkedYAMLError(
                 problem=f"an alias (*{event.anchor}): a recording holds none (this library "
                 "never writes one); write the value out",
