@@ -632,7 +632,7 @@ async def test_timeout_bounds_each_request_as_a_whole(trickled: str) -> None:
 
 KEY = "sk-provider-test-5f2c9a7e41b34d0c8a1e"
 """A real-looking API key: no message or repr may show it."""
-USERINFO_URL = "http://opdecide:pa55w0rd-Zq7@127.0.0.1:9/v1"
+USERINFO_URL = "http://tenant-ada:pa55w0rd-Zq7@127.0.0.1:9/v1"
 
 
 async def test_quoted_server_text_has_the_key_redacted() -> None:
