@@ -171,10 +171,16 @@ def test_deep_nesting_is_refused_without_exhausting_the_stack(
 
 
 def test_libyamls_own_nesting_limit_is_a_refusal_too(tmp_path: Path) -> None:
+    """libyaml (since PyYAML 6.0.1's wheels) stops flow nesting itself; older ones leave it to
+    the loader's own bound. Either way: a refusal naming the line."""
     text = nested(valid_text(), 100_000, flow=True)
     error = refused(tmp_path, text)
-    assert "(ScannerError: while increasing flow level" in str(error)
-    assert f"line {line_holding(text, 'model:')}, column" in str(error)
+    line = line_holding(text, "model:")
+    if "(ScannerError: while increasing flow level" in str(error):
+        assert f"line {line}, column" in str(error)
+    else:
+        assert error.line == line
+        assert f"more than {MAX_DEPTH} mappings and lists are nested" in str(error)
 
 
 def test_nesting_up_to_the_bound_is_read() -> None:
