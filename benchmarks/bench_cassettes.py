@@ -13,6 +13,12 @@ The test: a support-ticket flow of 20 ``decision.make`` calls through an
 
 Target: the replay at most 2x the baseline (median per test, both measured in this run).
 
+Reading adversarial cassettes (:func:`loading_rows`): anchors of anchors, one long value
+repeated by aliases, nesting past the loader's depth, a mapping of many keys with one given
+twice, each read at 200 KB and 1.6 MB next to a plain cassette of the same size (the baseline,
+in the same run). Targets: at most 4x the plain file's time, and that ratio growing at most 2x
+between the two sizes (it stays flat when reading is linear in the size).
+
 Where the replay's extra time goes: most of it is reading the readable YAML (PyYAML's libyaml
 binding costs about 1.7 microseconds per YAML event, for some 60 events per interaction); the
 rest is opening the cassette (vcrpy patches every HTTP library it knows, for other clients).
@@ -22,6 +28,7 @@ loaded cassette, through the cassette layer's httpx transport.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import tempfile
@@ -31,7 +38,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks import Measurement
+from benchmarks import Measurement, median_seconds
 from pytest_opdecide import decision
 from pytest_opdecide._cassettes._cassette import use_cassette
 from pytest_opdecide._cassettes._matching import forget_parsed_bodies
@@ -144,6 +151,7 @@ def run() -> list[Measurement]:
     replay_ms = statistics.median(replays) * 1e3
     ratio = statistics.median(ratios)
     return [
+        *loading_rows(),
         Measurement(
             "replay of a 20-interaction cassette / the same test on httpx.MockTransport",
             ratio,
@@ -151,5 +159,155 @@ def run() -> list[Measurement]:
             2.0,
             note=f"replay {replay_ms:.1f} ms, mock transport {mock_ms:.1f} ms per test "
             "(medians of 15 interleaved rounds of 5 tests)",
+        ),
+    ]
+
+
+# Loading adversarial cassettes (issue 19) ---------------------------------------------------
+#
+# A cassette is untrusted input: whatever its shape, reading it costs at most linear time in
+# its size (the loader's bound: see pytest_opdecide/_cassettes/_yaml_loader.py). Each shape is
+# read at two sizes, eight times apart, next to a plain cassette of the same size (the
+# baseline, measured in the same run): the figure is how much faster than the plain file's its
+# time grows, worst shape first. Linear growth keeps it near 1; a shape that expands (aliases
+# of aliases, one long value repeated) would grow by its expansion, thousands of times more.
+
+
+def _plain_cassette(size: int) -> str:
+    """A cassette as the library writes it, of about ``size`` characters."""
+    from pytest_opdecide._cassettes._yaml_format import ReadableYaml
+
+    def stored(number: int) -> dict[str, Any]:
+        body = json.dumps(
+            {"model": MODEL, "messages": [{"role": "user", "content": prompt(number)}]}
         )
+        return {
+            "request": {
+                "method": "POST",
+                "uri": f"{BASE_URL}/chat/completions",
+                "body": body,
+                "headers": {"content-type": ["application/json"]},
+            },
+            "response": {
+                "status": {"code": 200, "message": "OK"},
+                "headers": {"content-type": ["application/json"]},
+                "body": {"string": json.dumps(completion(number))},
+            },
+        }
+
+    one = len(ReadableYaml.serialize({"interactions": [stored(0)]}))
+    count = max(1, size // one)
+    return ReadableYaml.serialize({"interactions": [stored(n) for n in range(count)]})
+
+
+def _wrapped(body_lines: list[str]) -> str:
+    head = [
+        "interactions:",
+        "- request:",
+        "    method: POST",
+        f"    uri: {BASE_URL}",
+        "    body:",
+        "      json:",
+    ]
+    tail = [
+        "  response:",
+        "    status: {code: 200, message: OK}",
+        "    body: {string: ''}",
+        "version: 1",
+    ]
+    return "\n".join(head + body_lines + tail) + "\n"
+
+
+def _nested_anchors(size: int) -> str:
+    """Anchors of anchors, ten aliases a level, level after level, to ``size``."""
+    lines = ["        l0: &l0 [xxxxxxxxxxxxxxxx]"]
+    while sum(len(line) for line in lines) < size:
+        level = len(lines)
+        lines.append(f"        l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]")
+    return _wrapped(lines)
+
+
+def _one_value_repeated(size: int) -> str:
+    """A long text under one anchor, then aliases of it to ``size``."""
+    lines = ["        first: &long " + "y" * 2000, "        again:"]
+    lines += ["        - *long"] * ((size - 2000) // 16)
+    return _wrapped(lines)
+
+
+def _deep(size: int) -> str:
+    """Mappings nested past the loader's depth, again and again to ``size``."""
+    block = "".join(" " * (8 + level) + "k:\n" for level in range(120))
+    return _wrapped([f"        n{index}:\n{block.rstrip()}" for index in range(size // len(block))])
+
+
+def _many_keys(size: int) -> str:
+    """One mapping of many keys (the last given twice)."""
+    lines = [f"        key{index}: value" for index in range(size // 24)]
+    return _wrapped([*lines, lines[0]])
+
+
+ADVERSARIAL = {
+    "nested anchors": _nested_anchors,
+    "one value repeated": _one_value_repeated,
+    "deep nesting": _deep,
+    "many keys, one twice": _many_keys,
+}
+
+
+def _read_seconds(path: Path) -> float:
+    from pytest_opdecide._cassettes._file import CassetteCorrupt, read_interactions
+
+    def read() -> None:
+        with contextlib.suppress(CassetteCorrupt):
+            read_interactions(path)
+
+    return median_seconds(read, repeat=3)
+
+
+def loading_rows() -> list[Measurement]:
+    """Each adversarial shape at two sizes, next to a plain cassette of the same size."""
+    small, large = 200_000, 1_600_000
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        files: dict[tuple[str, int], Path] = {}
+        for shape, make in {"plain": _plain_cassette, **ADVERSARIAL}.items():
+            for size in (small, large):
+                path = folder / f"{shape.replace(' ', '_').replace(',', '')}-{size}.yaml"
+                path.write_text(make(size), encoding="utf-8")
+                files[shape, size] = path
+        # Interleaved rounds: a busy machine slows a round's files alike.
+        rounds: dict[tuple[str, int], list[float]] = {key: [] for key in files}
+        for _ in range(5):
+            for key, path in files.items():
+                rounds[key].append(_read_seconds(path))
+    seconds = {key: statistics.median(values) for key, values in rounds.items()}
+    against_plain = {
+        (shape, size): seconds[shape, size] / seconds["plain", size]
+        for shape in ADVERSARIAL
+        for size in (small, large)
+    }
+    growth = {
+        shape: against_plain[shape, large] / against_plain[shape, small] for shape in ADVERSARIAL
+    }
+    worst_growth = max(growth, key=lambda shape: growth[shape])
+    worst_cost = max(ADVERSARIAL, key=lambda shape: against_plain[shape, large])
+    plain_ms = seconds["plain", large] * 1e3
+    return [
+        Measurement(
+            "reading an adversarial cassette / a plain one of the same size (1.6 MB)",
+            against_plain[worst_cost, large],
+            "x",
+            4.0,
+            note=f"worst: {worst_cost}; "
+            + ", ".join(f"{shape} {against_plain[shape, large]:.2f}" for shape in ADVERSARIAL)
+            + f"; plain {plain_ms:.0f} ms",
+        ),
+        Measurement(
+            "that ratio at 1.6 MB / at 200 KB (1: time grows linearly with the size)",
+            growth[worst_growth],
+            "x",
+            2.0,
+            note=f"worst: {worst_growth}; "
+            + ", ".join(f"{shape} {value:.2f}" for shape, value in growth.items()),
+        ),
     ]

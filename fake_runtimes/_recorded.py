@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -40,6 +40,36 @@ class RecordedCallError(RuntimeError):
     __module__ = "pytest_opdecide.recording"
 
 
+class _RecordingLoader(yaml.SafeLoader):
+    """The safe loader, refusing what a recording this library writes never holds: aliases
+    (``*name``: a few nested ones expand a kilobyte into gigabytes) and a key given twice in
+    one mapping (a reviewer reads one value, replay would use the other)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = cast(Any, self).peek_event()  # untyped in the stubs
+            raise yaml.MarkedYAMLError(
+                problem=f"an alias (*{event.anchor}): a recording holds none (this library "
+                "never writes one); write the value out",
+                problem_mark=event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str) and key in seen:
+                raise yaml.MarkedYAMLError(
+                    problem=f"the key {key!r} is given twice in one mapping (first at line "
+                    f"{seen[key].line + 1}): keep one of them",
+                    problem_mark=key_node.start_mark,
+                )
+            if isinstance(key, str):
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_recording(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The entries of a recording file.
 
@@ -50,7 +80,7 @@ def load_recording(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     where = Path(path)
     text = where.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_RecordingLoader)  # a safe loader
     except yaml.YAMLError as exc:
         raise ValueError(f"recording {where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("exchanges"), list):

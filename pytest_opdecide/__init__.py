@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pytest_opdecide._cassettes._cassette import (
         UnplayedInteractions as UnplayedInteractions,
     )
+    from pytest_opdecide._files import LinkLeavesFolder as LinkLeavesFolder
     from pytest_opdecide._nextstep._adapter import (
         ExecRuntime as ExecRuntime,
     )
@@ -92,6 +93,7 @@ _WHERE = {
     "CassetteMismatch": "_cassettes._cassette",
     "DecisionError": "_nextstep._decision_errors",
     "ExecRuntime": "_nextstep._adapter",
+    "LinkLeavesFolder": "_files",
     "FromContext": "_nextstep._annotations",
     "Message": "_nextstep._messages",
     "ModelReply": "_nextstep._messages",

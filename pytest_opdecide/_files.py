@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["STALE_AFTER_S", "TEMPORARY_FOLDER", "write_atomic"]
+__all__ = ["STALE_AFTER_S", "TEMPORARY_FOLDER", "LinkLeavesFolder", "check_inside", "write_atomic"]
 
 TEMPORARY_FOLDER = ".opdecide-tmp-"
 """How the hidden folder of each write begins (a random part follows)."""
@@ -25,6 +26,38 @@ STALE_AFTER_S = 600.0
 _GITIGNORE = b"*\n"
 """Ignores everything in its folder, itself included; one write of two bytes (a file cut short
 still holds ``*``)."""
+
+
+class LinkLeavesFolder(ValueError):
+    """A path that the plugin reads or writes leads, through a link, outside its folder."""
+
+    __module__ = "pytest_opdecide"
+
+
+def check_inside(path: Path, folder: Path, *, fix: str) -> None:
+    """Refuse ``path`` when a link on the way to it leads outside ``folder``.
+
+    Cassettes and snapshots arrive in pull requests, links among them: one planted at
+    ``cassettes/tests/test_x`` and pointing at ``~/.config`` would have the next recording
+    write there. ``folder`` (the project's root, or a folder the user configured) is trusted
+    as it is; every link below it must stay below it.
+
+    Raises:
+        LinkLeavesFolder: Naming the link, where it leads and ``fix``.
+    """
+    root = folder.resolve()
+    if path.is_relative_to(folder) and path.resolve().is_relative_to(root):
+        return
+    step = folder
+    for part in path.relative_to(folder).parts if path.is_relative_to(folder) else ():
+        step = step / part
+        if step.is_symlink() and not step.resolve().is_relative_to(root):
+            raise LinkLeavesFolder(
+                f"refusing to use {path}: {step} is a link to {step.resolve()}, outside "
+                f"{folder}. Nothing is read or written outside the project through a link "
+                f"(it may have come in a pull request): remove it, or {fix}."
+            )
+    raise LinkLeavesFolder(f"refusing to use {path}: it is outside {folder}; {fix}.")
 
 
 def _umask() -> int:
@@ -46,14 +79,49 @@ def _file_mode(path: Path) -> int:
 
 
 def _remove_stale(folder: Path) -> None:
-    """Remove the temporary folders of writes that never finished (old enough to be sure)."""
+    """Remove the temporary folders of writes that never finished (old enough to be sure).
+
+    The folder being written to is untrusted (a cassette folder arrives in pull requests):
+    nothing here follows a link. Each candidate is opened with ``O_NOFOLLOW`` as a directory,
+    checked to be a real directory that this process could have made, and emptied through its
+    file descriptor, so that a link planted under the name of a temporary folder, or swapped in
+    while this runs, is never entered; only the files a write leaves behind are removed (links
+    among them are removed as links), never a folder inside.
+    """
     limit = time.time() - STALE_AFTER_S
-    for hidden in folder.glob(f"{TEMPORARY_FOLDER}*"):
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(TEMPORARY_FOLDER):
+            continue
         with contextlib.suppress(OSError):
-            if hidden.is_dir() and hidden.stat().st_mtime < limit:
-                for leftover in hidden.iterdir():
-                    leftover.unlink()
-                hidden.rmdir()
+            _remove_stale_one(folder, name, limit)
+
+
+_NO_FOLLOW_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _remove_stale_one(folder: Path, name: str, limit: float) -> None:
+    parent = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        before = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if not stat.S_ISDIR(before.st_mode) or before.st_mtime >= limit:
+            return  # a link, a file, or a write still under way
+        hidden = os.open(name, _NO_FOLLOW_DIRECTORY, dir_fd=parent)
+        try:
+            opened = os.fstat(hidden)
+            if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
+                return  # swapped between the two looks
+            for entry in os.scandir(hidden):
+                if not entry.is_dir(follow_symlinks=False):
+                    os.unlink(entry.name, dir_fd=hidden)
+        finally:
+            os.close(hidden)
+        os.rmdir(name, dir_fd=parent)
+    finally:
+        os.close(parent)
 
 
 def write_atomic(path: Path, text: str) -> None:

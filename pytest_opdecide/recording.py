@@ -137,7 +137,11 @@ def _last_round(messages: Sequence[Any]) -> list[Any]:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Multi-line text (prompts, menus) as literal blocks that read as they were sent."""
+    """Multi-line text (prompts, menus) as literal blocks that read as they were sent; a
+    value written twice is written out twice (no anchors: the reader refuses aliases)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

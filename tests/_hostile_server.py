@@ -18,7 +18,13 @@ debugging endpoint) might:
 * a tool call's ``arguments`` hold a minted ``api_key`` (a secret field inside a JSON-encoded
   string);
 * ``GET /v1/blob`` answers bytes that are not UTF-8, holding every credential raw, in UTF-16
-  and in base64; ``GET /v1/blob.json`` answers Latin-1 JSON with a minted ``access_token``.
+  and in base64; ``GET /v1/blob.json`` answers Latin-1 JSON with a minted ``access_token``;
+* a request whose last user message says ``Send the key as: 5,17`` (offsets into the key) gets
+  the client's own key (its bearer token) back in the text of the reply, cut at those offsets:
+  streamed, each piece is the ``content`` of an event of its own (:func:`planned_pieces`);
+  ``Send the key as: 5 escaped`` writes every character of the text as a ``\\uXXXX`` JSON
+  escape, streamed or not, and ``framed`` sends each event with ``event:`` and ``id:`` lines
+  (as Anthropic's API and some proxies do).
 
 What the server received is kept in :attr:`OpenAIServer.received`, as the plain server does.
 """
@@ -28,6 +34,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import re
 import secrets as random_secrets
 import threading
 from typing import Any
@@ -43,7 +50,11 @@ from _openai_server import (
     default_reply,
 )
 
-__all__ = ["HostileServer"]
+__all__ = ["PREFIX", "SUFFIX", "HostileServer", "escaped_json", "planned_pieces"]
+
+_PLAN = re.compile(r"Send the key as: ([0-9,]*)( escaped)?( framed)?")
+PREFIX, SUFFIX = "The key is ", ", as you asked."
+"""What a planned reply says around the key (a replay of it must say PREFIX <REDACTED> SUFFIX)."""
 
 _NOT_CREDENTIALS = frozenset(
     {"accept", "accept-encoding", "connection", "content-length", "content-type", "host"}
@@ -85,6 +96,31 @@ def credentials(request: Received) -> list[str]:
     return values
 
 
+def planned_pieces(request: Received) -> tuple[list[str], bool, bool] | None:
+    """The pieces of the text a ``Send the key as: ...`` request asks for, whether they are
+    written escaped, and whether events are framed; ``None`` for any other request."""
+    body = request.body if isinstance(request.body, dict) else {}
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    found = _PLAN.search(str(users[-1].get("content", ""))) if users else None
+    if found is None:
+        return None
+    key = request.headers.get("authorization", "").removeprefix("Bearer ")
+    bounds = [0, *(int(cut) for cut in found.group(1).split(",") if cut), len(key)]
+    pieces = [key[start:end] for start, end in itertools.pairwise(bounds)]
+    pieces[0] = PREFIX + pieces[0]
+    pieces[-1] += SUFFIX
+    return pieces, found.group(2) is not None, found.group(3) is not None
+
+
+def escaped_json(value: Any, texts: list[str]) -> str:
+    """``value`` as JSON, with every character of each of ``texts`` (strings in it) written as
+    a ``\\uXXXX`` escape: the same JSON to a parser, other bytes on the wire."""
+    data = json.dumps(value)
+    for text in sorted(set(texts), key=len, reverse=True):
+        data = data.replace(json.dumps(text), '"' + "".join(f"\\u{ord(c):04x}" for c in text) + '"')
+    return data
+
+
 def _echo(request: Received, raw_body: bytes) -> dict[str, Any]:
     values = credentials(request)
     return {
@@ -111,6 +147,10 @@ def _hostile_reply(server: HostileServer, request: Received) -> Reply:
 
 def _hostile_handler(server: HostileServer, base: Any) -> Any:
     class Handler(base):  # type: ignore[misc, valid-type]
+        # Each write goes out at once: a body written after its headers does not wait for the
+        # client's delayed acknowledgement (40 ms a request, hundreds of requests a test).
+        disable_nagle_algorithm = True
+
         def _raw_body(self) -> bytes:
             length = int(self.headers.get("Content-Length") or 0)
             return self.rfile.read(length) if length else b""
@@ -160,8 +200,12 @@ def _hostile_handler(server: HostileServer, base: Any) -> Any:
                 body = None
             request = self._received(body)
             _, number = server._next_reply(request)  # counted and kept; nothing is scripted
-            reply = _hostile_reply(server, request)
             model = (body or {}).get("model") or MODEL
+            planned = planned_pieces(request)
+            if planned is not None:
+                self._planned(request, planned, number, model)
+                return
+            reply = _hostile_reply(server, request)
             if isinstance(body, dict) and body.get("stream"):
                 self._hostile_stream(request, reply, number, model)
                 return
@@ -181,6 +225,45 @@ def _hostile_handler(server: HostileServer, base: Any) -> Any:
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _planned(
+            self, request: Received, planned: tuple[list[str], bool, bool], number: int, model: str
+        ) -> None:
+            pieces, escaped, framed = planned
+            streamed = isinstance(request.body, dict) and request.body.get("stream")
+            if not streamed:
+                payload = _completion(Reply(text="".join(pieces)), number, model)
+                text = "".join(pieces)
+                data = (escaped_json(payload, [text]) if escaped else json.dumps(payload)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            events = list(_events(Reply(), number, model))  # the role, the finish, the usage
+            deltas = [
+                {**events[0], "choices": [{"index": 0, "delta": {"content": piece}}]}
+                for piece in pieces
+            ]
+            chunks = [
+                escaped_json(event, pieces) if escaped else json.dumps(event)
+                for event in [events[0], *deltas, *events[1:]]
+            ]
+            self._send_events([*chunks, "[DONE]"], framed)
+
+        def _send_events(self, datas: list[str], framed: bool) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for number, data in enumerate(datas):
+                frame = f"event: message\nid: {number}\n" if framed else ""
+                chunk = f"{frame}data: {data}\n\n".encode()
+                self.wfile.write(f"{len(chunk):X}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
         def _hostile_stream(self, request: Received, reply: Reply, number: int, model: str) -> None:
             self.send_response(200)

@@ -11,7 +11,8 @@ first option of the menu in the last user message (the ``Call: {...}`` line), el
 Optional behaviour, for the cassette tests: ``gzip=True`` compresses JSON bodies when the
 client accepts gzip; ``echo_secrets=True`` copies the request's credential headers and query
 string into the response body (a server echoing a key is how secrets leak into cassettes);
-``set_cookie`` sends a ``Set-Cookie`` header.
+``set_cookie`` sends a ``Set-Cookie`` header; ``cut_after`` ends each streamed reply after a few
+deltas, with no ``finish_reason`` and no ``[DONE]`` (a stream cut off).
 
 Every request is kept in :attr:`OpenAIServer.received`, so a test can prove that a replay made
 no request at all.
@@ -116,6 +117,9 @@ class OpenAIServer:
         set_cookie: A ``Set-Cookie`` header value sent with every response.
         chunk_delay: Seconds to wait between streamed events (shows they arrive apart).
         crlf: End the lines of streamed events with CRLF, as sse-starlette does.
+        cut_after: End each streamed reply (cleanly, as HTTP goes) after this many text deltas
+            and the role's event: no ``finish_reason``, no ``[DONE]``, as a server that crashed
+            behind a proxy does.
     """
 
     def __init__(
@@ -126,12 +130,14 @@ class OpenAIServer:
         set_cookie: str | None = None,
         chunk_delay: float = 0.0,
         crlf: bool = False,
+        cut_after: int | None = None,
     ) -> None:
         self.gzip = gzip
         self.echo_secrets = echo_secrets
         self.set_cookie = set_cookie
         self.chunk_delay = chunk_delay
         self.crlf = crlf
+        self.cut_after = cut_after
         self._state = _State()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -355,6 +361,8 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             events = [f"data: {json.dumps(e)}\n\n" for e in _events(reply, number, model)]
             events.append("data: [DONE]\n\n")
+            if server.cut_after is not None:
+                events = events[: 1 + server.cut_after]
             for event in events:
                 data = (event.replace("\n", "\r\n") if server.crlf else event).encode()
                 self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")

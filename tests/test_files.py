@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,61 @@ def test_a_failure_keeps_the_old_file_whole(
         write_atomic(target, "new")
     assert target.read_text() == "old and whole"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def _aged(path: Path) -> None:
+    old = time.time() - _files.STALE_AFTER_S - 60
+    os.utime(path, (old, old), follow_symlinks=False)
+
+
+def test_the_leftovers_of_an_interrupted_write_are_removed(tmp_path: Path) -> None:
+    leftover = tmp_path / f"{_files.TEMPORARY_FOLDER}abc"
+    leftover.mkdir()
+    (leftover / ".gitignore").write_text("*\n")
+    (leftover / "cassette.yaml").write_text("half")
+    _aged(leftover)
+    write_atomic(tmp_path / "cassette.yaml", "whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cassette.yaml"]
+
+
+def test_a_recent_temporary_folder_is_another_write_under_way(tmp_path: Path) -> None:
+    busy = tmp_path / f"{_files.TEMPORARY_FOLDER}busy"
+    busy.mkdir()
+    (busy / "cassette.yaml").write_text("being written")
+    write_atomic(tmp_path / "other.yaml", "x")
+    assert (busy / "cassette.yaml").read_text() == "being written"
+
+
+def test_a_link_named_like_a_temporary_folder_is_never_followed(tmp_path: Path) -> None:
+    """A symlink planted beside a cassette (it arrives in a pull request) points at a folder of
+    the user's: the clean-up of stale writes must leave every file there, and the link too."""
+    victim = tmp_path / "home"
+    victim.mkdir()
+    for index in range(5):
+        (victim / f"precious-{index}.txt").write_text("keep me")
+    _aged(victim)
+    project = tmp_path / "project" / "cassettes"
+    project.mkdir(parents=True)
+    link = project / f"{_files.TEMPORARY_FOLDER}planted"
+    link.symlink_to(victim, target_is_directory=True)
+    _aged(link)
+    write_atomic(project / "test_x.yaml", "recorded")
+    assert sorted(p.name for p in victim.iterdir()) == [f"precious-{i}.txt" for i in range(5)]
+    assert all(p.read_text() == "keep me" for p in victim.iterdir())
+    assert link.is_symlink()
+
+
+def test_a_link_inside_a_stale_temporary_folder_is_removed_as_a_link(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    leftover = tmp_path / "cassettes" / f"{_files.TEMPORARY_FOLDER}old"
+    leftover.mkdir(parents=True)
+    (leftover / "cassette.yaml").symlink_to(victim)
+    inner = leftover / "inner"
+    inner.mkdir()
+    (inner / "file.txt").write_text("kept: a write never makes a folder here")
+    _aged(leftover)
+    write_atomic(tmp_path / "cassettes" / "cassette.yaml", "x")
+    assert victim.read_text() == "keep me"
+    assert (inner / "file.txt").exists()
+    assert not (leftover / "cassette.yaml").is_symlink()

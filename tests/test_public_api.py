@@ -46,6 +46,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "tool_call",
     ),
     "pytest_opdecide": (
+        "LinkLeavesFolder",
         "Agent",
         "CallKind",
         "CallRecord",
@@ -211,6 +212,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "SPECIFICATION_VERSION",
         "ScoreAnswer",
         "ScoreQuestion",
+        "ThreadChangedError",
         "ThreadState",
         "brier_score",
         "decide",

@@ -4,7 +4,8 @@
 errors; the rest of the room, in the order a replayed request meets it:
 
 * ``_file`` reads and writes one cassette file (whole or not at all), in the readable format of
-  ``_yaml_format``;
+  ``_yaml_format``; ``_yaml_loader`` reads its YAML in time and memory at most linear in its
+  size, and ``_shape`` refuses whatever lies outside the layout the library writes;
 * ``_tape`` holds the recorded interactions and which were replayed, ``_matching`` decides which
   one a request gets (and shows the diff when none does);
 * ``_replay_transport`` answers the package's own HTTP clients from the tape, ``_vcr``

@@ -20,6 +20,10 @@ own:
 * **Atomic** (:mod:`._file`). A cassette is written whole (temporary file, then
   rename) or not at all: a test that fails while recording writes nothing, and a corrupt file is
   reported with how to fix it.
+* **No cut-off stream passes for a reply** (:func:`mark_truncated`). A chat-completions stream
+  that ended before the server finished it is recorded as it came, marked with the header
+  :data:`TRUNCATED_HEADER`: replayed, the runtime raises the same ``MalformedResponseError`` as
+  it did while recording, and whoever reads the file sees why.
 
 :func:`use_cassette` ties them together; the pytest plugin's cassette tests use it.
 """
@@ -30,6 +34,8 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from pytest_opdecide._cassettes import RECORD_MODES
 from pytest_opdecide._cassettes._file import (
@@ -43,16 +49,47 @@ from pytest_opdecide._cassettes._replay_transport import CassetteTransport
 from pytest_opdecide._cassettes._scrub import DEFAULT_BODY_FIELDS, PLACEHOLDER, Scrubber
 from pytest_opdecide._cassettes._tape import Tape, UnplayedInteractions
 from pytest_opdecide._cassettes._vcr import VcrCassette
+from pytest_opdecide._cassettes._yaml_format import body_text, header
 from pytest_opdecide._http._replay_routing import replaying
+from pytest_opdecide.runtimes._protocol import unfinished_stream
 
 __all__ = [
     "PLACEHOLDER",
     "RECORD_MODES",
+    "TRUNCATED_HEADER",
     "CassetteCorrupt",
     "CassetteMismatch",
     "UnplayedInteractions",
+    "mark_truncated",
     "use_cassette",
 ]
+
+TRUNCATED_HEADER = "x-opdecide-truncated-stream"
+"""The response header that marks a recorded chat-completions stream cut off before its end;
+its value says what came (``the stream ended before the server finished it: 1 event came, with
+no finish_reason and no [DONE]``)."""
+
+
+def mark_truncated(interactions: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """Mark, in place, each chat-completions stream among ``interactions`` (as vcrpy records
+    them) that ended before the server finished it: no ``[DONE]`` and no ``finish_reason``,
+    judged as the runtime judges it (:func:`~pytest_opdecide.runtimes._protocol.unfinished_stream`).
+
+    The events stay as the server sent them, so that replay hands the runtime the same stream
+    and it raises the same error; the header :data:`TRUNCATED_HEADER` says it is no reply.
+    """
+    for request, response in interactions:
+        path = urlsplit(str(request.get("uri", ""))).path
+        headers = response.setdefault("headers", {})
+        body = response.get("body")
+        if not path.endswith("/chat/completions") or "event-stream" not in header(
+            headers, "content-type"
+        ):
+            continue
+        text = body_text(body.get("string")) if isinstance(body, dict) else None
+        why = unfinished_stream(text) if text is not None else None
+        if why is not None:
+            headers[TRUNCATED_HEADER] = [why]
 
 
 class _NotSaved(Exception):
@@ -121,6 +158,8 @@ def use_cassette(
         return  # a failure records nothing, and its unplayed interactions prove nothing
     if not machine.protected:
         pending = machine.persister.pending
+        if pending is not None:
+            mark_truncated(pending)
         if pending is not None and record == "all":
             # What was recorded again replaces what it matches; the rest of the file stays.
             pending = tape.not_recorded_again(pending) + pending

@@ -17,7 +17,12 @@ from typing import Any
 from pytest_opdecide._cassettes._matching import rerecord_hint
 from pytest_opdecide._cassettes._scrub import Scrubber
 from pytest_opdecide._cassettes._tape import Interaction
-from pytest_opdecide._cassettes._yaml_format import ReadableYaml, raw_body, readable_body
+from pytest_opdecide._cassettes._yaml_format import (
+    ReadableYaml,
+    Refused,
+    raw_body,
+    readable_body,
+)
 from pytest_opdecide._files import write_atomic
 
 __all__ = ["CassetteCorrupt", "ScrubHook", "read_interactions", "write_cassette"]
@@ -27,25 +32,46 @@ ScrubHook = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 class CassetteCorrupt(ValueError):
-    """A cassette file cannot be read; the message names it and how to re-record it."""
+    """A cassette file cannot be read; the message names it, the line and how to fix it.
+
+    Attributes:
+        path: The cassette file.
+        line: The line of the file at fault (1-based), ``None`` when it is the whole file.
+    """
 
     __module__ = "pytest_opdecide"
 
+    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
 
 def read_interactions(path: Path, nodeid: str = "") -> list[Interaction]:
-    """The interactions of the cassette at ``path``.
+    """The interactions of the cassette at ``path``, every one checked before any replays.
 
     Raises:
-        CassetteCorrupt: The file is not a cassette (not YAML, not the layout, cut short).
+        CassetteCorrupt: The file is not a cassette (not YAML, cut short), or holds what the
+            library does not replay (see :mod:`._shape` and :mod:`._yaml_loader`): the message
+            names the line and the fix.
     """
     try:
         text = path.read_text(encoding="utf-8")
         data = ReadableYaml.deserialize(text)
         return [Interaction.from_stored(stored) for stored in data["interactions"]]
+    except Refused as refused:
+        if refused.line is None:  # the whole file: not a cassette, or cut short
+            message = f"cassette {path} is corrupt or truncated ({refused.problem}).\n"
+        else:
+            message = f"cassette {path}, line {refused.line}: {refused.problem}\nOr "
+        raise CassetteCorrupt(
+            message + rerecord_hint(path, nodeid), path=path, line=refused.line
+        ) from None
     except Exception as exc:
         raise CassetteCorrupt(
             f"cassette {path} is corrupt or truncated ({type(exc).__name__}: {exc}).\n"
-            + rerecord_hint(path, nodeid)
+            + rerecord_hint(path, nodeid),
+            path=path,
         ) from None
 
 
@@ -79,9 +105,9 @@ def write_cassette(
     scrubbed, whole or not at all. The dicts are not changed.
 
     Raises:
-        CassetteCorrupt: The scrubbed text is no longer a cassette (the last net replaced
-            something the passes over the data had not: a secret spanning YAML syntax).
-            Nothing is written.
+        CassetteCorrupt: The scrubbed text is no longer a cassette that replay reads (the last
+            net replaced something the passes over the data had not: a secret spanning YAML
+            syntax; or the hook stored what replay refuses). Nothing is written.
     """
     pairs = [
         (copy.deepcopy(request), copy.deepcopy(response)) for request, response in interactions
@@ -94,13 +120,21 @@ def write_cassette(
         stored.append({"request": request, "response": response})
     text = ReadableYaml.serialize({"interactions": stored, "version": 1})
     scrubbed = scrubber.text(text)
-    if scrubbed != text:
-        try:
-            ReadableYaml.deserialize(scrubbed)
-        except Exception as exc:
+    try:  # nothing is written that replay would refuse
+        ReadableYaml.deserialize(scrubbed)
+    except Exception as exc:
+        if scrubbed != text:
+            # Only the kind of error: its text may quote the file around the secret.
+            kind = "ValueError" if isinstance(exc, Refused) else type(exc).__name__
             raise CassetteCorrupt(
                 f"cassette {path} was not written: a secret could not be removed without "
-                f"breaking the file ({type(exc).__name__}). Scrub it in a "
-                "pytest_opdecide_scrub_interaction hook."
+                f"breaking the file ({kind}). Scrub it in a "
+                "pytest_opdecide_scrub_interaction hook.",
+                path=path,
             ) from None
+        raise CassetteCorrupt(
+            f"cassette {path} was not written: replay would refuse it ({exc}). Change what "
+            "is recorded in a pytest_opdecide_scrub_interaction hook.",
+            path=path,
+        ) from None
     write_atomic(path, scrubbed)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -151,6 +152,156 @@ def request_key(
     return (method, path, query, comparable_body(body, volatile, redaction))
 
 
+DIFF_LINES = 40
+"""How many lines of diff a mismatch shows at most (the rest is counted, not shown)."""
+LINE_WIDTH = 200
+"""How many characters of one line a mismatch shows at most (around where it differs)."""
+_COMPARED_LINES = 400
+"""How many lines of each body's differing middle are diffed (enough for :data:`DIFF_LINES`)."""
+_RUN_LINES = 12
+"""How many removed (or added) lines in a row a mismatch shows; the rest is counted."""
+_RUN_WORDS = {"-": "removed", "+": "added"}
+_COMPARED_CHARS = 2000
+"""How many characters of two bodies' differing middles are compared to find the nearest."""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their start (slices compared: fast)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _similarity(a: str, b: str) -> float:
+    """How alike two texts are, from 0 to 1, in time linear in their length: the characters
+    they share at both ends, and how alike the start of what lies between is."""
+    if not a and not b:
+        return 1.0
+    head = _common_prefix(a, b)
+    tail = _common_prefix(a[head:][::-1], b[head:][::-1])
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    ratio = difflib.SequenceMatcher(
+        None, middle_a[:_COMPARED_CHARS], middle_b[:_COMPARED_CHARS]
+    ).ratio()
+    return (2 * (head + tail) + ratio * (len(middle_a) + len(middle_b))) / (len(a) + len(b))
+
+
+def _clipped(line: str, focus: int = 0) -> str:
+    """``line`` cut to :data:`LINE_WIDTH` characters around ``focus`` (where it differs),
+    saying how many characters were left out on each side. Its first character (a diff's
+    ``-``, ``+`` or space) is always kept."""
+    if len(line) <= LINE_WIDTH:
+        return line
+    marker, text = line[:1], line[1:]
+    start = max(0, min(focus - 1 - LINE_WIDTH // 4, len(text) - LINE_WIDTH))
+    end = start + LINE_WIDTH
+    before = f"[{start:,} characters]..." if start else ""
+    after = f"...[{len(text) - end:,} more characters]" if end < len(text) else ""
+    return marker + before + text[start:end] + after
+
+
+def _focus(lines: list[str]) -> list[int]:
+    """Where each line of a diff differs from its counterpart: a removed line and the added
+    line that takes its place (in order) differ after the characters they share."""
+    focus = [0] * len(lines)
+    index = 0
+    while index < len(lines):
+        if not lines[index].startswith("-"):
+            index += 1
+            continue
+        added = removed_end = index
+        while removed_end < len(lines) and lines[removed_end].startswith("-"):
+            removed_end += 1
+        added = removed_end
+        while added < len(lines) and lines[added].startswith("+"):
+            added += 1
+        for old, new in zip(range(index, removed_end), range(removed_end, added), strict=False):
+            focus[old] = focus[new] = _common_prefix(lines[old][1:], lines[new][1:]) + 1
+        index = added
+    return focus
+
+
+_HUNK = re.compile(r"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+
+
+def bounded_diff(old: list[str], new: list[str], fromfile: str, tofile: str) -> list[str]:
+    """A unified diff of two bodies' lines that stays short whatever their size.
+
+    Lines both bodies share at their start and end are left out (but for two lines of
+    context), the differing middles are compared on at most :data:`_COMPARED_LINES` lines
+    each, at most :data:`DIFF_LINES` lines are shown, each cut to :data:`LINE_WIDTH` characters
+    around where it differs; a last line says how much was left out. ``[]``: no difference.
+    """
+    if old == new:
+        return []
+    head = 0
+    shortest = min(len(old), len(new))
+    while head < shortest and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start = max(0, head - 2)
+    keep = max(0, tail - 2)
+    old_middle, new_middle = old[start : len(old) - keep], new[start : len(new) - keep]
+    unseen = max(0, len(old_middle) - _COMPARED_LINES) + max(0, len(new_middle) - _COMPARED_LINES)
+    diff = list(
+        difflib.unified_diff(
+            old_middle[:_COMPARED_LINES],
+            new_middle[:_COMPARED_LINES],
+            fromfile=fromfile,
+            tofile=tofile,
+            lineterm="",
+            n=2,
+        )
+    )
+    shown = diff[:2]  # the file names
+    body = diff[2:]
+    focus = _focus(body)
+    elided_chars = 0
+    index = left = 0
+    while index < len(body):
+        if len(shown) - 2 >= DIFF_LINES:
+            left = len(body) - index
+            break
+        marker = body[index][:1]
+        end = index + 1
+        if marker in ("-", "+"):  # a run of removed (or added) lines: its first lines only
+            while end < len(body) and body[end][:1] == marker:
+                end += 1
+        for position in range(index, min(end, index + _RUN_LINES)):
+            line = body[position]
+            if line.startswith("@@"):
+                line = _HUNK.sub(
+                    lambda m: f"@@ -{int(m[1]) + start}{m[2]} +{int(m[3]) + start}{m[4]} @@",
+                    line,
+                )
+            clipped = _clipped(line, focus[position])
+            elided_chars += len(line) - len(clipped)
+            shown.append(clipped)
+        if end - index > _RUN_LINES:
+            more = end - index - _RUN_LINES
+            shown.append(f"{marker}... {more:,} more {_RUN_WORDS[marker]} lines")
+        index = end
+    notes = []
+    if left > 0:
+        notes.append(f"{left:,} more lines of the diff")
+    if unseen:
+        notes.append(f"{unseen:,} lines further on, not compared")
+    if start or keep:
+        notes.append(f"{start + keep:,} equal lines around it")
+    if elided_chars:
+        notes.append(f"{elided_chars:,} characters of long lines")
+    if left > 0 or unseen or elided_chars:
+        shown.append(f"(left out: {'; '.join(notes)})")
+    return shown
+
+
 def _pretty(body: Any) -> list[str]:
     """A body as the diff shows it: YAML as in the cassette (keys sorted, prompts as blocks)."""
     if isinstance(body, dict | list):
@@ -255,41 +406,39 @@ def mismatch_message(
     """
     head = (
         f"the test sent a request that is not in cassette {path} (record mode {mode}):\n"
-        f"    {request.method} {shown_uri(request.uri, redaction.secrets)}\n"
+        + _clipped(f"    {request.method} {shown_uri(request.uri, redaction.secrets)}")
+        + "\n"
     )
     if not recorded:
         return head + "The cassette holds no interactions.\n" + rerecord_hint(path, nodeid)
     wanted = comparable_body(request.body, volatile, redaction)
     bodies = [comparable_body(other.body, volatile, redaction) for other in recorded]
     wanted_path = urlsplit(request.uri).path
+    wanted_lines = _pretty(wanted)
+    wanted_text = "\n".join(wanted_lines)
+    pretty: dict[int, list[str]] = {}  # each body written out once (a long prompt is slow)
+
+    def lines_of(index: int) -> list[str]:
+        if index not in pretty:
+            pretty[index] = _pretty(bodies[index])
+        return pretty[index]
 
     def distance(index: int) -> tuple[int, float, int]:
         other = recorded[index]
         same_route = int(other.method == request.method) + int(
             urlsplit(other.uri).path == wanted_path
         )
-        ratio = difflib.SequenceMatcher(
-            None, "\n".join(_pretty(bodies[index])), "\n".join(_pretty(wanted))
-        ).ratio()
+        ratio = _similarity("\n".join(lines_of(index)), wanted_text)
         # Among equally near requests, one not replayed yet is the likelier counterpart.
         return (-same_route, -round(ratio, 3), int(played[index]))
 
-    nearest = min(range(len(recorded)), key=distance)
+    nearest = 0 if len(recorded) == 1 else min(range(len(recorded)), key=distance)
     other = recorded[nearest]
     lines: list[str] = []
     if _route(other, redaction) != _route(request, redaction):
-        lines.append(f"-   {_route(other, redaction)}")
-        lines.append(f"+   {_route(request, redaction)}")
-    diff = list(
-        difflib.unified_diff(
-            _pretty(bodies[nearest]),
-            _pretty(wanted),
-            fromfile=f"recorded #{nearest}",
-            tofile="sent now",
-            lineterm="",
-            n=2,
-        )
-    )
+        lines.append(_clipped(f"-   {_route(other, redaction)}"))
+        lines.append(_clipped(f"+   {_route(request, redaction)}"))
+    diff = bounded_diff(lines_of(nearest), wanted_lines, f"recorded #{nearest}", "sent now")
     if diff:
         body = "\n".join(diff)
     elif lines:

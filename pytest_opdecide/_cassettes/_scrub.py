@@ -28,8 +28,10 @@ environment variable whose name says ``KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD`
 is replaced, in every form (raw, URL-encoded, JSON-escaped, base64...: see
 :mod:`pytest_opdecide._http._secrets`), wherever it appears: in URLs, header values, every string of
 a JSON body (keys too), text bodies, and the bytes of bodies that are not UTF-8. In an event stream,
-the text of each field is searched across the events (a key sent in two halves is replaced whole:
-the placeholder in the event where it began, nothing in the others).
+the text of each field is searched across the events first, as sent (a key sent in pieces is
+replaced whole: the placeholder in the event where it began, nothing in the others), then each
+event on its own; the JSON data of framed events (with ``event:`` or ``id:`` lines, stored as
+they came) is searched as every other event's.
 
 Last, the serialised text is searched once more for every form of every value
 (:meth:`Scrubber.text`).
@@ -314,6 +316,42 @@ def _replace_across(texts: list[str], spans: list[tuple[int, int]]) -> list[str]
 # --- streams -------------------------------------------------------------------------------
 
 
+_Framed = tuple[int, list[str], list[int], Any]
+"""A framed event taken apart: its index, its lines, which are ``data:`` lines, its data."""
+
+
+def _unframe(events: list[dict[str, Any]]) -> list[_Framed]:
+    """Give each framed event (stored raw: it has ``event:`` or ``id:`` lines, or its data
+    spans several lines) whose data is one JSON object or array that data, in place, to be
+    scrubbed as every other event's: a key sent in pieces across framed events (as Anthropic's
+    API frames its events) is then whole in the text the pieces add up to. What it takes to
+    put the events back (:func:`_reframe`)."""
+    framed = []
+    for index, event in enumerate(events):
+        raw = event.get("raw")
+        if not isinstance(raw, str):
+            continue
+        lines = raw.split("\n")
+        at = [number for number, line in enumerate(lines) if line.startswith("data:")]
+        data = "\n".join(lines[number][5:].removeprefix(" ") for number in at)
+        parsed = _json_document(data) if at else None
+        if parsed is not None:
+            framed.append((index, lines, at, json.loads(data)))  # a copy, to compare
+            events[index] = {"data": parsed}
+    return framed
+
+
+def _reframe(events: list[dict[str, Any]], framed: list[_Framed]) -> None:
+    """Put framed events back as raw text (see :func:`_unframe`): as they were, or with their
+    data lines as one line of the scrubbed data."""
+    for index, lines, at, original in framed:
+        data = events[index]["data"]
+        if data != original:
+            lines = [line for number, line in enumerate(lines) if number not in at[1:]]
+            lines[at[0]] = "data: " + json.dumps(data, ensure_ascii=False)
+        events[index] = {"raw": "\n".join(lines)}
+
+
 def _stream_fields(events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[tuple[Any, Any]]]:
     """The strings of a stream's events, grouped by where they are in an event (a field's
     path, or the text of events that are not JSON), in order: each group is one text sent in
@@ -331,17 +369,19 @@ def _stream_fields(events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[t
 
 
 def _stream_by_value(text: str, secrets: Secrets) -> str:
-    """An event stream's text with every secret replaced: in each event, then across events
-    (see :func:`_stream_fields`)."""
+    """An event stream's text with every secret replaced: across the events first (see
+    :func:`_stream_fields`), then in each event (its keys, what no field groups).
+
+    Across first, on the text as the server sent it: a secret cut into pieces is whole only
+    there. A pass over each event alone would find a part that looks like a key on its own
+    (:data:`~pytest_opdecide._http._secrets.KEYLIKE` takes ``sk-`` and 16 more characters),
+    replace it, and leave the rest of the key in the next event for no rule to find.
+    """
     events = parse_events(text)
     if events is None:
         return secrets.text(text)
+    framed = _unframe(events)
     changed = False
-    for event in events:
-        data = event.get("data")
-        if isinstance(data, dict | list):
-            event["data"] = _by_value(data, secrets)
-            changed = changed or event["data"] is not data
     for pieces in _stream_fields(events).values():
         texts = [container[key] for container, key in pieces]
         spans = secrets.spans("".join(texts))
@@ -349,6 +389,12 @@ def _stream_by_value(text: str, secrets: Secrets) -> str:
             changed = True
             for (container, key), new in zip(pieces, _replace_across(texts, spans), strict=True):
                 container[key] = new
+    for event in events:
+        data = event.get("data")
+        if isinstance(data, dict | list):
+            event["data"] = _by_value(data, secrets)
+            changed = changed or event["data"] is not data
+    _reframe(events, framed)
     return render_events(events) if changed else text
 
 
@@ -489,6 +535,7 @@ class Scrubber:
         events = parse_events(text)
         if events is None:
             return body
+        framed = _unframe(events)
         changed = False
         for event in events:
             data = event.get("data")
@@ -502,6 +549,7 @@ class Scrubber:
             if len(pieces) > 1:
                 for document in _json_documents("".join(c[k] for c, k in pieces)):
                     self.json_value(document)
+        _reframe(events, framed)
         if not changed:
             return body
         out = render_events(events)

@@ -10,23 +10,26 @@ A cassette file is YAML that a person can read and review in a diff:
 
 The ``version`` key is written last and required when reading: a file cut short anywhere (a
 truncated copy, a bad merge) lacks it and is refused rather than replayed with half of it.
-Reading is the largest part of what replaying a cassette costs, so :func:`load_yaml` builds the
-data straight from libyaml's events (see there).
+Reading checks the whole file before anything replays it: :func:`load_yaml` (of
+:mod:`._yaml_loader`) reads the YAML in time and memory at most linear in its size, and
+:mod:`._shape` refuses anything outside the layout the library writes.
 """
 
 from __future__ import annotations
 
 import copy
-import gc
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
+from pytest_opdecide._cassettes._shape import check_encodings, check_layout
+from pytest_opdecide._cassettes._yaml_loader import Refused, load_yaml
+
 __all__ = [
     "ReadableYaml",
+    "Refused",
     "body_text",
     "dump_yaml",
     "header",
@@ -42,178 +45,19 @@ class _Dumper(yaml.SafeDumper):
     pass
 
 
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader when PyYAML has it (about ten times faster), else the Python one."""
-
-_TAG = "tag:yaml.org,2002:"
-
-
-class _Unusual(Exception):
-    """YAML that the fast path leaves to PyYAML's own loader (tags on collections, merge keys,
-    several documents, errors): rare in a cassette, and read the usual way."""
-
-
-_RESOLVED_FIRST = frozenset(key for key in yaml.SafeLoader.yaml_implicit_resolvers if key)
-"""First characters of plain scalars that may be something else than text (numbers, null,
-booleans, ...): any other plain scalar is text, with no resolver to ask."""
-_ANY_FIRST = None in yaml.SafeLoader.yaml_implicit_resolvers
-_WORDS = frozenset(
-    {
-        *("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE"),
-        *("false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"),
-        *("null", "Null", "NULL", "~"),
-    }
-)
-"""The plain scalars starting with a letter that YAML 1.1 reads as booleans or null."""
-_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
-_WORD_FIRST = (
-    frozenset("yYnNtTfFoO")
-    if all(
-        {tag for tag, _ in yaml.SafeLoader.yaml_implicit_resolvers.get(first, [])}
-        <= {_TAG + "bool", _TAG + "null"}
-        for first in "yYnNtTfFoO"
-    )
-    else frozenset()
-)
-"""First letters whose only readings are the words above (unless a library added resolvers)."""
-
-
-def _scalar(event: Any, loader: Any) -> Any:
-    tag = event.tag
-    if tag is None or tag == "!":
-        value = event.value
-        if not event.implicit[0]:  # quoted or block text
-            return value
-        if value and value[0] not in _RESOLVED_FIRST and not _ANY_FIRST:
-            return value
-        tag = loader.resolve(yaml.ScalarNode, value, event.implicit)
-    if tag == _TAG + "str":
-        return event.value
-    if tag == _TAG + "null":
-        return None
-    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-    if tag == _TAG + "int":
-        return loader.construct_yaml_int(node)
-    if tag == _TAG + "float":
-        return loader.construct_yaml_float(node)
-    if tag == _TAG + "bool":
-        return loader.construct_yaml_bool(node)
-    if tag == _TAG + "merge":
-        raise _Unusual
-    return loader.construct_object(node)  # !!binary, !!timestamp...; unknown tags raise
-
-
-_COLLECTION_TAGS = (None, "!", _TAG + "seq", _TAG + "map")
-
-
-def _fast_load(text: str) -> Any:
-    """Build the data straight from libyaml's events, without composing nodes first."""
-    scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
-    seq_start, map_start = yaml.SequenceStartEvent, yaml.MappingStartEvent
-    seq_end, map_end = yaml.SequenceEndEvent, yaml.MappingEndEvent
-    stream_end, document_start = yaml.StreamEndEvent, yaml.DocumentStartEvent
-    words_first, words, resolved_first, decimal = _WORD_FIRST, _WORDS, _RESOLVED_FIRST, _DECIMAL
-    no_key = _NO_KEY
-    loader = _SafeLoader(text)
-    get_event = loader.get_event
-    try:
-        # The open container, whether it is a list, and the key waiting for its value; the
-        # enclosing ones on the stack.
-        container: Any = None
-        is_list = False
-        pending: Any = no_key
-        stack: list[tuple[Any, bool, Any]] = []
-        anchors: dict[str, Any] = {}
-        result: Any = None
-        documents = 0
-        while True:
-            event = get_event()
-            kind = event.__class__
-            if kind is scalar:
-                value = event.value
-                if event.tag is not None:
-                    value = _scalar(event, loader)
-                elif event.implicit[0]:  # a plain scalar: text, or a number, a bool, null...
-                    if not value:
-                        value = None
-                    else:
-                        first = value[0]
-                        if first in words_first:
-                            if value in words:
-                                value = _scalar(event, loader)
-                        elif first in resolved_first:
-                            value = int(value) if decimal.match(value) else _scalar(event, loader)
-                if event.anchor is not None:
-                    anchors[event.anchor] = value
-            elif kind is map_start or kind is seq_start:
-                if event.tag not in _COLLECTION_TAGS:
-                    raise _Unusual
-                opened: Any = [] if kind is seq_start else {}
-                if event.anchor is not None:
-                    anchors[event.anchor] = opened
-                stack.append((container, is_list, pending))
-                container, is_list, pending = opened, kind is seq_start, no_key
-                continue
-            elif kind is map_end or kind is seq_end:
-                value = container
-                container, is_list, pending = stack.pop()
-            elif kind is alias:
-                if event.anchor not in anchors:
-                    raise _Unusual
-                value = anchors[event.anchor]
-            elif kind is stream_end:
-                return result
-            elif kind is document_start:
-                documents += 1
-                if documents > 1:
-                    raise _Unusual
-                continue
-            else:  # the stream's start, a document's end
-                continue
-            if container is None:
-                result = value
-            elif is_list:
-                container.append(value)
-            elif pending is no_key:
-                pending = value
-            else:
-                container[pending] = value  # an unhashable key: TypeError, as in PyYAML
-                pending = no_key
-    finally:
-        loader.dispose()
-
-
-_NO_KEY = object()
-
-
-def load_yaml(text: str) -> Any:
-    """Parse YAML safely (as ``yaml.safe_load`` does), about twice as fast for plain data.
-
-    A cassette's loading time is most of what replaying it costs: PyYAML composes a node for
-    every value before building the data; this builds the data from libyaml's events directly.
-    Anything unusual (and every error, for its message) goes through the safe loader itself.
-    """
-    if _SafeLoader is yaml.SafeLoader or _ANY_FIRST:  # no libyaml, or unusual resolvers
-        return yaml.load(text, Loader=_SafeLoader)  # a safe loader
-    # Parsing allocates thousands of objects and no cycle: the cycle collector would only run
-    # over and over on the growing tree (a third of the parsing time).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _fast_load(text)
-    except (_Unusual, yaml.YAMLError, TypeError, ValueError):
-        return yaml.load(text, Loader=_SafeLoader)  # a safe loader (C)
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
 _Dumper.add_representer(str, _str_representer)
+
+
+class _UnsharedDumper(_Dumper):
+    """Writes every value out, even one the data holds twice (no anchors, no aliases)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def dump_yaml(data: Any, *, sort_keys: bool = False) -> str:
@@ -377,6 +221,9 @@ class ReadableYaml:
 
     @staticmethod
     def serialize(data: dict[str, Any]) -> str:
+        """The cassette's text. Parts that requests repeat are written once (see
+        :func:`_share_repeats`), unless that would make the text expand, as it is read, past the
+        loader's bound: then every part is written out."""
         out = {key: copy.deepcopy(value) for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
         for interaction in out.get("interactions", []):
@@ -388,24 +235,42 @@ class ReadableYaml:
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
                 body["string"] = readable_body(body["string"], resp.get("headers", {}))
+        plain = copy.deepcopy(out)
         _share_repeats(out.get("interactions", []))
-        return dump_yaml(out)
+        text = dump_yaml(out)
+        if "&id" in text:
+            try:
+                load_yaml(text)
+            except Refused:  # the repeats expand it past the bound: write them out
+                text = yaml.dump(
+                    plain,
+                    Dumper=_UnsharedDumper,
+                    allow_unicode=True,
+                    sort_keys=False,
+                    width=100,
+                )
+        return text
 
     @staticmethod
     def deserialize(text: str) -> dict[str, Any]:
-        data = load_yaml(text)
-        if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
-            raise ValueError("not a cassette: expected a mapping with an 'interactions' list")
-        if "version" not in data:
-            raise ValueError("truncated: the final 'version' line is missing")
+        """The cassette's data as vcrpy records it (bodies raw, headers as lists), once the
+        whole text has been checked.
+
+        Raises:
+            Refused: The text is not a cassette this library reads (see :mod:`._shape`),
+                naming the line and the fix.
+            yaml.YAMLError: The text is not YAML.
+        """
+        data: dict[str, Any] = load_yaml(text)
+        check_layout(data, text)
         for interaction in data["interactions"]:
             req, resp = interaction["request"], interaction["response"]
             for part in (req, resp):
                 if isinstance(part.get("headers"), dict):
                     part["headers"] = _unfolded(part["headers"])
             req["body"] = raw_body(req.get("body"))
-            body = resp.get("body", {})
-            if isinstance(body, dict) and "string" in body:
-                body["string"] = raw_body(body["string"])
-                _fix_content_length(resp.get("headers"), body["string"])
+            body = resp["body"]
+            body["string"] = raw_body(body["string"])
+            _fix_content_length(resp.get("headers"), body["string"])
+        check_encodings(data, text)
         return data

@@ -32,9 +32,9 @@ class ProviderCapabilities:
             override; ``False``: it never does (a fake, an in-process model), so the checks
             that watch the backend are skipped; ``None``: decided by what the provider does.
         probability_decimals: The decimal places the provider rounds probabilities to, or
-            ``None`` (then each result's ``metadata["rounding"]`` is read, if any). Sums are
-            accepted within what the rounding explains; each value must be the computed one
-            rounded to that many places.
+            ``None`` (then each result's ``metadata["rounding"]`` is read, if any, else the
+            places each answer's values are written with). Sums are accepted within what the
+            rounding explains; each value must be the computed one rounded to that many places.
         sent_models: How the provider maps a request's ``model`` to the model it sends the
             backend, when it documents such a mapping (declared on the test class, or as the
             provider's own ``sent_models`` attribute); a model not in it must be sent as named.

@@ -15,7 +15,7 @@ from pytest_opdecide.conformance._failures import ConformanceRule, fail
 from pytest_opdecide.conformance._provider_outcomes import Blocked, TimedOut
 from pytest_opdecide.conformance._provider_verdicts import ProviderVerdicts
 from pytest_opdecide.conformance._transport import RecordingTransport
-from pytest_opdecide.questions import DecisionRequest, ThreadState
+from pytest_opdecide.questions import DecisionRequest, ThreadChangedError, ThreadState
 
 __all__ = ["ConversationChecks"]
 
@@ -77,6 +77,14 @@ class ConversationChecks(ProviderVerdicts):
             lambda: state.decide(options), timeout=self.call_timeout_s, what="ThreadState.decide()"
         )
         self._hygiene(finished, "ThreadState.decide()")
+        if isinstance(finished.error, ThreadChangedError):
+            fail(
+                ConformanceRule.CONVERSATION,
+                f"a decision on a thread changed the thread: {finished.error}",
+                value=list(finished.error.changes),
+                fix="never add, change or remove conversation messages, run tools or start a "
+                "turn in decide(), nor keep a reference to a thread to do it",
+            )
         if finished.error is not None or finished.timed_out or finished.blocked:
             error = finished.error or (Blocked() if finished.blocked else TimedOut())
             self._failed(error, "a decision made on a thread")

@@ -119,7 +119,8 @@ class DecisionProviderTests(
             does; set ``False`` for a provider that never does I/O).
         probability_decimals: The decimal places the provider rounds probabilities to (``None``:
             the provider's attribute of that name, else what each result's
-            ``metadata["rounding"]`` states, else no rounding beyond ``probability_tolerance``).
+            ``metadata["rounding"]`` states, else the places each answer's values are written
+            with).
         sent_models: The provider's documented mapping from a request's ``model`` to the model
             it sends the backend (empty: the provider's ``sent_models`` attribute, if any); a
             model not in it must be sent as named.

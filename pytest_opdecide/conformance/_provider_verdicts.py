@@ -38,7 +38,7 @@ from pytest_opdecide.questions import (
     Rule,
     validate_result,
 )
-from pytest_opdecide.questions._validate import stated_decimals
+from pytest_opdecide.questions._validate import stated_decimals, validate_answers
 
 __all__ = ["ERROR_FIX", "ProviderVerdicts"]
 
@@ -46,6 +46,10 @@ __all__ = ["ERROR_FIX", "ProviderVerdicts"]
 _RESULT_FIX: Final = (
     "build the result so that it follows the rule named above (section 3 of the question-decision "
     "reference); pytest_opdecide.questions.validate_result(request, result) reproduces the check"
+)
+_AS_SENT_FIX: Final = (
+    "build the result so that it follows the rule named above, keyed by the question ids and "
+    "option names exactly as the request gives them (a lone surrogate included)"
 )
 ERROR_FIX: Final = (
     "catch transport, HTTP and protocol failures and raise "
@@ -138,8 +142,16 @@ class ProviderVerdicts(ProviderHarness):
         return ""
 
     def _valid(
-        self, request: DecisionRequest, result: Any, what: str, decimals: int | None = None
+        self,
+        request: DecisionRequest,
+        result: Any,
+        what: str,
+        decimals: int | None = None,
+        *,
+        as_sent: bool = False,
     ) -> DecisionResult:
+        """``result`` checked by every result rule (``as_sent``: for ``request`` taken as it
+        is, past a request rule that only some providers need)."""
         if not isinstance(result, DecisionResult):
             fail(
                 ConformanceRule.ANSWERED,
@@ -147,12 +159,12 @@ class ProviderVerdicts(ProviderHarness):
                 value=result,
                 fix="return pytest_opdecide.questions.DecisionResult(...)",
             )
+        check = validate_answers if as_sent else validate_result
         try:
-            return validate_result(
-                request, result, tolerance=self.probability_tolerance, decimals=decimals
-            )
+            return check(request, result, tolerance=self.probability_tolerance, decimals=decimals)
         except InvalidResultError as error:
-            fail_validation(error, f"the result for {what} breaks a rule", _RESULT_FIX)
+            fix = _AS_SENT_FIX if as_sent else _RESULT_FIX
+            fail_validation(error, f"the result for {what} breaks a rule", fix)
         except Exception as error:  # a result built so oddly that the rules cannot be read
             fail(
                 ConformanceRule.ANSWERED,

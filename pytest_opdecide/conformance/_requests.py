@@ -271,12 +271,16 @@ class PrevalidationCase:
         why: What makes it unrepresentable.
         build: Builds the request, or returns ``None`` when the case does not apply.
         applies_when: When the case applies (for the skip reason).
+        texts: For a request that some providers can represent after all (text that UTF-8
+            cannot carry and a JSON escape can), the texts that make it unrepresentable to the
+            others: a provider may instead send each of them intact, and answer as asked.
     """
 
     id: str
     why: str
     build: Callable[[Limits, str], DecisionRequest | None]
     applies_when: str = "the provider supports the question type it needs"
+    texts: tuple[str, ...] = ()
 
 
 def _question(kind: str, size: int) -> DecisionQuestion:
@@ -293,6 +297,22 @@ def _any_supported(limits: Limits) -> Callable[[], DecisionQuestion]:
 
 def _if(condition: bool, build: Callable[[], DecisionRequest]) -> DecisionRequest | None:
     return build() if condition else None
+
+
+SURROGATE_QUESTION_ID: Final = "refund\ud83dasked"
+SURROGATE_OPTION_NAME: Final = "gift\ud83dcard"
+"""Texts holding a lone surrogate (half of an emoji) between two words: altered (``U+FFFD``,
+``?``) or dropped, they become another text that can be found in what was sent."""
+
+
+def _lone_surrogates(limits: Limits, model: str) -> DecisionRequest:
+    question: DecisionQuestion = _any_supported(limits)()
+    if "choice" in limits.types:
+        question = ChoiceQuestion(
+            instructions="How does the customer want the money back?",
+            options={SURROGATE_OPTION_NAME: "As a gift card.", "card": "On their card."},
+        )
+    return _request({SURROGATE_QUESTION_ID: question}, model)
 
 
 def _unsupported(limits: Limits, model: str) -> DecisionRequest | None:
@@ -397,8 +417,43 @@ PREVALIDATION_CASES: Final[tuple[PrevalidationCase, ...]] = (
     ),
     PrevalidationCase(
         "lone_surrogate",
-        "a question id holds a lone surrogate ('\\ud83d'), which no UTF-8 text can carry",
-        lambda limits, model: _request({"ticket \ud83d": _any_supported(limits)()}, model),
+        "a question id and an option name hold a lone surrogate ('\\ud83d'), which no UTF-8 "
+        "text can carry (JSON can, as the escape \\ud83d)",
+        _lone_surrogates,
+        texts=(SURROGATE_QUESTION_ID, SURROGATE_OPTION_NAME),
+    ),
+    PrevalidationCase(
+        "null_criteria",
+        "a boolean question's criteria are null, which describes no outcome (leave them out)",
+        lambda limits, model: _if(
+            "boolean" in limits.types,
+            lambda: _request(
+                {
+                    "refund": BooleanQuestion.model_construct(
+                        instructions="Does the customer ask for a refund?", criteria=None
+                    )
+                },
+                model,
+            ),
+        ),
+    ),
+    PrevalidationCase(
+        "null_criterion",
+        "a boolean question's criteria.true is null, which is not a description (leave it out)",
+        lambda limits, model: _if(
+            "boolean" in limits.types,
+            lambda: _request(
+                {
+                    "refund": BooleanQuestion.model_construct(
+                        instructions="Does the customer ask for a refund?",
+                        criteria=BooleanCriteria.model_construct(
+                            true=None, false="No refund is asked for."
+                        ),
+                    )
+                },
+                model,
+            ),
+        ),
     ),
     PrevalidationCase(
         "unsupported_question_type",

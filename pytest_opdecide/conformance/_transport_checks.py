@@ -12,7 +12,7 @@ is sent (``test_unrepresentable_requests_are_rejected_before_sending``, one case
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -24,9 +24,9 @@ from pytest_opdecide.conformance._requests import (
     PrevalidationCase,
     look_alike_questions,
 )
-from pytest_opdecide.conformance._structure import check_structure
+from pytest_opdecide.conformance._structure import check_structure, received
 from pytest_opdecide.conformance._transport import RecordingTransport
-from pytest_opdecide.questions import ProviderError
+from pytest_opdecide.questions import DecisionRequest, ProviderError
 
 __all__ = ["TransportChecks"]
 
@@ -86,9 +86,14 @@ class TransportChecks(ProviderVerdicts):
         self, provider: Any, recording_transport: RecordingTransport, case: PrevalidationCase
     ) -> None:
         """A request the provider cannot represent (no question, one option, duplicate or blank
-        option names, one level, beyond ``max_options``/``max_levels``/``max_questions``, an
-        unsupported question type) is rejected with ``ProviderError(code="invalid_request")``
-        saying why, before anything is sent.
+        option names, one level, beyond ``max_options``/``max_levels``/``max_questions``,
+        ``null`` criteria, an unsupported question type) is rejected with
+        ``ProviderError(code="invalid_request")`` saying why, before anything is sent.
+
+        A question id and an option name holding a lone surrogate (``"\\ud83d"``) cannot be
+        written in UTF-8, but can be in JSON, as the escape ``\\ud83d``: a provider may reject
+        the request, or send each of them intact and answer as asked; never send them replaced
+        (``?``, U+FFFD) or dropped.
 
         Fix: call ``validate_request(request, max_questions=..., max_options=...,
         max_levels=...)`` first thing in ``decide`` (``BaseDecisionProvider`` does), and reject
@@ -100,6 +105,9 @@ class TransportChecks(ProviderVerdicts):
             pytest.skip(f"applies only when {case.applies_when}")
         recording_transport.clear()
         outcome = self._attempt(provider, request)
+        if case.texts and (outcome.error is None or recording_transport.requests):
+            self._represented(provider, recording_transport, case, request, outcome)
+            return
         if recording_transport.requests:
             fail(
                 ConformanceRule.PREVALIDATION,
@@ -146,3 +154,60 @@ class TransportChecks(ProviderVerdicts):
                 fix="say in the message which rule the request breaks (validate_request's "
                 "errors do)",
             )
+
+    def _represented(
+        self,
+        provider: Any,
+        transport: RecordingTransport,
+        case: PrevalidationCase,
+        request: DecisionRequest,
+        outcome: Any,
+    ) -> None:
+        """A request that only some providers can represent, handled as one that can: each of
+        ``case.texts`` that was sent went out intact (never replaced or dropped), the request's
+        parts reached the backend, and the answers are keyed as asked."""
+        got = received(transport.requests)
+        for text in case.texts:
+            if got.has_text(text):
+                continue
+            altered = next((form for form in _altered(text) if got.has_text(form)), None)
+            if altered is not None:
+                fail(
+                    ConformanceRule.PREVALIDATION,
+                    f"{text!r} was sent altered, as {altered!r}: a request the provider could "
+                    f"not represent ({case.why}) was reinterpreted, neither sent intact nor "
+                    "rejected",
+                    value=altered,
+                    fix=_INTACT_FIX,
+                )
+        if transport.requests:
+            check_structure(request, transport.requests)
+        if outcome.error is not None:
+            self._failed(outcome.error, f"a request it sent ({case.why})")
+        self._valid(
+            request,
+            outcome.result,
+            f"a request it answered ({case.why})",
+            self._decimals(provider),
+            as_sent=True,
+        )
+
+
+_INTACT_FIX: Final = (
+    "send the text intact: JSON with non-ASCII characters escaped (json.dumps(body), whose "
+    "ensure_ascii=True writes a lone surrogate as \\ud83d, sent as content=), never encoded "
+    "with errors='replace' or 'ignore'; or reject the request before sending anything, with "
+    "ProviderError(..., 'invalid_request') (validate_request does)"
+)
+
+
+def _altered(text: str) -> list[str]:
+    """``text`` with its lone surrogates replaced (U+FFFD, ``?``) or dropped."""
+    lone = [char for char in text if "\ud800" <= char <= "\udfff"]
+    forms = []
+    for replacement in ("\ufffd", "?", ""):
+        form = text
+        for char in lone:
+            form = form.replace(char, replacement)
+        forms.append(form)
+    return forms

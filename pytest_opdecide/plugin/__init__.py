@@ -11,7 +11,7 @@ nothing:
 * ``_cassette_fixtures`` and ``_real_components``: where a test's cassette lives, and the real
   runtime and provider that cassette and live tests use;
 * ``_snapshots`` and ``_snapshot_usage``: menu snapshots, and which snapshot files a run leaves
-  unused;
+  unused; ``_case_twins``: tests whose names differ only in case get files of their own;
 * ``_live_runs``, ``_pass_rates`` and ``_live_report``: repeated live runs, their pass rates and
   the report;
 * ``_outcomes``: whether each test's body passed, for the checks made at teardown.
@@ -32,7 +32,7 @@ from pytest_opdecide import hookspecs
 # modules it imported; a binding module imported again would be a second variable, unseen by
 # the Agent classes that the package has already handed out.
 from pytest_opdecide._nextstep._binding import bind_runtime
-from pytest_opdecide.plugin import _snapshot_usage
+from pytest_opdecide.plugin import _case_twins, _snapshot_usage
 from pytest_opdecide.plugin._guard import AllowedHosts, Scope, guard
 from pytest_opdecide.plugin._live_runs import LiveRun, LiveRuns
 from pytest_opdecide.plugin._markers import (
@@ -46,7 +46,7 @@ from pytest_opdecide.plugin._markers import (
 )
 from pytest_opdecide.plugin._outcomes import call_passed, note_call
 from pytest_opdecide.plugin._settings import SETTINGS, SettingError, Settings
-from pytest_opdecide.plugin._snapshots import MenuSnapshot
+from pytest_opdecide.plugin._snapshots import MenuSnapshot, shown_in_file_name
 
 if TYPE_CHECKING:
     from pytest_opdecide._nextstep._runtime import Runtime
@@ -221,6 +221,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _snapshot_usage.note_collected(session)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    # Every collector's report, also those of a module named with ``::`` (which pytest hands
+    # to no other hook when they pass).
+    report = yield
+    _case_twins.note_children(collector.config, report)
+    return report
+
+
 # --- fixtures ----------------------------------------------------------------------------------
 
 
@@ -384,6 +395,8 @@ def menu_snapshot(
         _snapshot_usage.test_key(request.node),
         opdecide_settings.snapshot_dir,
         opdecide_settings.update_snapshots,
+        within=request.config.rootpath,
+        distinct=_case_twins.needs_digest(request.node, shown_in_file_name),
     )
     yield snapshot
     _snapshot_usage.note_used(request.config, snapshot)

@@ -21,6 +21,8 @@ import pytest
 from pytest_opdecide._cassettes._cassette import use_cassette
 from pytest_opdecide._cassettes._scrub import DEFAULT_BODY_FIELDS
 from pytest_opdecide._cassettes._tape import Tape
+from pytest_opdecide._files import LinkLeavesFolder, check_inside
+from pytest_opdecide.plugin._case_twins import exact_digest, needs_digest
 from pytest_opdecide.plugin._outcomes import call_passed
 from pytest_opdecide.plugin._settings import Settings
 
@@ -53,16 +55,33 @@ def _module_parts(rootdir: Path, module: Path) -> tuple[str, ...]:
     return tuple(_short(part) for part in parts)
 
 
+_INSIDE_FIX = "set opdecide_cassette_dir to a folder of the project"
+
+
+def cassette_folder(rootdir: Path, settings: Settings) -> Path:
+    """The folder no cassette leaves: the project's root, or the configured absolute
+    ``cassette_dir`` outside it."""
+    base = Path(settings.cassette_dir)
+    return base if base.is_absolute() and not base.is_relative_to(rootdir) else rootdir
+
+
 def cassette_path(rootdir: Path, node: Any, settings: Settings) -> Path:
     """``<rootdir>/<cassette_dir>/<test module's path>/<[Class.]test name>.yaml``: one file per
     test of the session, whatever the modules' names (``tests/orders/test_flow.py`` and
-    ``tests/refunds/test_flow.py`` have folders of their own), on every xdist worker."""
+    ``tests/refunds/test_flow.py`` have folders of their own), on every xdist worker, and on
+    every file system: a test with a case twin (``test_A`` beside ``test_a``) gets the hash of
+    its exact name (``test_A-1a2b3c4d.yaml``; see :mod:`._case_twins`)."""
     classes = [item.name for item in node.listchain() if isinstance(item, pytest.Class)]
     base = Path(settings.cassette_dir)
     if not base.is_absolute():
         base = rootdir / base
     folder = base.joinpath(*_module_parts(rootdir, Path(str(node.path))))
-    return folder / f"{_short('.'.join([*classes, node.name]))}.yaml"
+    name = ".".join([*classes, node.name])
+    stem = _short(name)
+    # A name kept as it is could be a case twin's too (a hashed one never is).
+    if stem == name and needs_digest(node, str):
+        stem = f"{stem}-{exact_digest(name)}"
+    return folder / f"{stem}.yaml"
 
 
 def _former_path(rootdir: Path, node: Any, settings: Settings) -> Path:
@@ -76,6 +95,15 @@ def _former_path(rootdir: Path, node: Any, settings: Settings) -> Path:
 
 
 def _no_cassette(path: Path, node: Any, rootdir: Path, settings: Settings) -> str:
+    plain = path.with_name(path.name.rpartition("-")[0] + ".yaml")
+    if "-" in path.stem and needs_digest(node, str) and plain.is_file():
+        return (
+            f"no cassette at {path} for {node.nodeid}, but there is one at\n    {plain}\n"
+            f"{node.name} has a case twin in its module (a test whose name differs only in "
+            "case): on macOS and Windows the two would share that file, so each now has a file "
+            "of its own. If it holds this test's interactions, move it:\n"
+            f"    git mv {plain} {path}"
+        )
     old = _former_path(rootdir, node, settings)
     if old != path and old.is_file():
         return (
@@ -105,6 +133,10 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
     path = cassette_path(request.config.rootpath, node, settings)
     record = "none" if mode == "replay" else settings.record
     hook = request.config.hook
+    try:
+        check_inside(path, cassette_folder(request.config.rootpath, settings), fix=_INSIDE_FIX)
+    except LinkLeavesFolder as refused:
+        pytest.fail(str(refused), pytrace=False)
     if mode == "replay" and not path.is_file():
         pytest.fail(_no_cassette(path, node, request.config.rootpath, settings), pytrace=False)
 

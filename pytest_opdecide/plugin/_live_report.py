@@ -5,16 +5,21 @@ The HTML page draws its charts with matplotlib when it is installed (the ``repor
 the options picked per decision, and a reliability diagram of the question decisions that have
 an expected answer. Without matplotlib the page shows the same figures as tables and says how
 to get the charts. The JSON needs nothing.
+
+Every text on a chart (test ids, option names, decision keys) is drawn as it is: matplotlib's
+mathtext, which would read ``$...$`` as a formula (and fail on ``$\\foo$``), is off for them.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import importlib.util
 import io
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 __all__ = ["CHARTS_HINT", "charts_available", "render_html", "render_json"]
 
@@ -144,14 +149,57 @@ def _calibration_table(calibration: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------- charts (matplotlib)
 
 
-def _svg(figure: Any) -> str:
-    import matplotlib
+_Chart = TypeVar("_Chart", bound=Callable[..., str])
 
+_LABEL_CHARACTERS: Final = 60
+"""The longest tick label of a chart, in characters (a longer text ends in an ellipsis; the
+tables under the chart give it whole)."""
+_TITLE_CHARACTERS: Final = 100
+_CHARACTER_WIDTH: Final = 0.085  # inches per character of a 10-point label, about
+
+
+def _plain(chart: _Chart) -> _Chart:
+    """``chart`` drawn with every label, title and tick as plain text: mathtext is off (``$``
+    is a dollar, ``\\`` a backslash, ``_``, ``^`` and braces themselves). A text reads the
+    setting when it is created and a tick label when it is drawn, so the whole chart is built
+    and saved under it."""
+
+    @functools.wraps(chart)
+    def drawn(*args: Any, **kwargs: Any) -> str:
+        import matplotlib
+
+        plain = matplotlib.rc_context(
+            {
+                "text.parse_math": False,
+                "text.usetex": False,
+                "svg.fonttype": "none",
+                "svg.hashsalt": "pytest-opdecide",
+            }
+        )
+        with plain, warnings.catch_warnings():
+            # The SVG names its texts, and the browser draws them in its own fonts: a glyph
+            # matplotlib's font lacks only makes its measure of the text a little off.
+            warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+            return chart(*args, **kwargs)
+
+    return drawn  # type: ignore[return-value]
+
+
+def _svg(figure: Any) -> str:
     buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "pytest-opdecide"}):
-        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]
+
+
+def _short(text: str, limit: int = _LABEL_CHARACTERS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _labels(texts: Sequence[str]) -> tuple[list[str], float]:
+    """The tick labels of ``texts`` and the width (inches) they take."""
+    labels = [_short(text) for text in texts]
+    return labels, _CHARACTER_WIDTH * max((len(label) for label in labels), default=0)
 
 
 def _figure(width: float, height: float) -> Any:
@@ -160,9 +208,11 @@ def _figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height), layout="constrained")
 
 
+@_plain
 def _pass_rate_chart(tests: Sequence[Mapping[str, Any]]) -> str:
     counted = [t for t in tests if t["runs"]]
-    figure = _figure(7.5, 0.45 * len(counted) + 1.2)
+    labels, width = _labels([t["test"].rpartition("::")[2] for t in counted])
+    figure = _figure(max(7.5, 4.5 + width), 0.45 * len(counted) + 1.2)
     axes = figure.add_subplot()
     for row, test in enumerate(counted):
         low, high = test["interval"]
@@ -170,33 +220,36 @@ def _pass_rate_chart(tests: Sequence[Mapping[str, Any]]) -> str:
         axes.plot([low, high], [row, row], color=colour, linewidth=2)
         axes.plot([test["pass_rate"]], [row], "o", color=colour)
         axes.plot([test["min_pass_rate"]] * 2, [row - 0.3, row + 0.3], color="#555", linewidth=1)
-    axes.set_yticks(range(len(counted)), [t["test"].rpartition("::")[2] for t in counted])
+    axes.set_yticks(range(len(counted)), labels)
     axes.set_xlim(-0.02, 1.02)
     axes.set_xlabel("pass rate (dot), 95% Wilson interval (line), min_pass_rate (tick)")
     axes.invert_yaxis()
     return _svg(figure)
 
 
+@_plain
 def _picks_chart(decision: Mapping[str, Any]) -> str:
     from matplotlib.ticker import MaxNLocator
 
     names = list(decision["picks"])
     counts = [decision["picks"][name] for name in names]
-    figure = _figure(6.0, 0.35 * len(names) + 1.0)
+    labels, width = _labels(names)
+    figure = _figure(max(6.0, 3.5 + width), 0.35 * len(names) + 1.0)
     axes = figure.add_subplot()
     colours = [
         "#c62828" if name == "DecisionError" or name.startswith(("error", "no pick")) else "#1f6feb"
         for name in names
     ]
     axes.barh(range(len(names)), counts, color=colours)
-    axes.set_yticks(range(len(names)), names)
+    axes.set_yticks(range(len(names)), labels)
     axes.invert_yaxis()
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel(f"runs (of {decision['calls']})")
-    axes.set_title(decision["key"], fontsize=10, loc="left")
+    axes.set_title(_short(decision["key"], _TITLE_CHARACTERS), fontsize=10, loc="left")
     return _svg(figure)
 
 
+@_plain
 def _reliability_chart(calibration: Mapping[str, Any]) -> str:
     figure = _figure(4.5, 4.5)
     axes = figure.add_subplot()

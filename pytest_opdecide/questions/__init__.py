@@ -62,6 +62,7 @@ from pytest_opdecide.questions._provider_errors import (
     ProviderConfigError,
     ProviderError,
     ProviderErrorCode,
+    ThreadChangedError,
 )
 from pytest_opdecide.questions._rules import Rule
 from pytest_opdecide.questions._runtime_provider import RuntimeDecisionProvider
@@ -116,6 +117,7 @@ __all__ = [
     "RuntimeDecisionProvider",
     "ScoreAnswer",
     "ScoreQuestion",
+    "ThreadChangedError",
     "ThreadState",
     "brier_score",
     "decide",

@@ -22,6 +22,24 @@ from pytest_opdecide.questions._provider import HttpTransportOverride
 _KEPT_EXTENSIONS = ("http_version", "reason_phrase")
 
 
+def bounded(timeout_ms: float) -> asyncio.Timeout:
+    """The time limit of one request as a whole (``async with``): connecting, sending and all of
+    the answer. httpx's own timeouts bound each read alone, and a server that sends a byte at a
+    time would never trip them. Leaving the block late raises ``TimeoutError`` (check the
+    manager's ``expired()``)."""
+    return asyncio.timeout(timeout_ms / 1000)
+
+
+def took_too_long(timeout_ms: float, error: BaseException) -> str:
+    """How a request that ran out of time is described in a message."""
+    which = "" if isinstance(error, TimeoutError) else f" ({type(error).__name__})"
+    return (
+        f"timed out: it took longer than {timeout_ms:g} ms in all{which}. The provider's "
+        "timeout bounds each request as a whole (connecting, sending and all of the answer): "
+        "raise it (timeout=..., in milliseconds) or check that the server is not overloaded."
+    )
+
+
 def _detached(response: httpx.Response, request: httpx.Request) -> httpx.Response:
     """A copy of a sync response with its body in memory, for the async client."""
     headers = httpx.Headers(response.headers)

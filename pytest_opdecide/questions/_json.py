@@ -4,8 +4,9 @@ The decision spec requires structured context, instructions, option descriptions
 criteria to keep their JSON structure exactly. These helpers accept only real JSON values
 (``str``, finite ``int``/``float``, ``bool``, ``None``, ``list`` and ``dict`` with ``str`` keys),
 keep key order and never convert one scalar type into another. Text must be writable as UTF-8:
-a string holding a lone surrogate (``"\\ud800"``, which Python allows and JSON text sent over
-HTTP cannot carry) is refused, as a JSON text that repeats a key of one object is.
+a string holding a lone surrogate (``"\\ud800"``, which Python allows and UTF-8 cannot encode;
+JSON text can carry it only as the escape ``\\ud800``, which the providers of this project do
+not send) is refused, as a JSON text that repeats a key of one object is.
 """
 
 from __future__ import annotations

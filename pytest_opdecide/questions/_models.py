@@ -19,13 +19,11 @@ from typing import Annotated, Any, Literal, Self, TypeAlias, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
     PlainValidator,
-    SerializationInfo,
-    SerializerFunctionWrapHandler,
-    model_serializer,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError, ValidationError
@@ -43,6 +41,8 @@ NON_JSON_ERROR = "decision_json"
 """The pydantic error type raised for a value that is not JSON."""
 REPEATED_KEY_ERROR = "json_repeated_key"
 """The pydantic error type raised for JSON text in which an object repeats a key."""
+NULL_CRITERIA_ERROR = "null_criteria"
+"""The pydantic error type raised for a boolean question's ``criteria`` given as ``null``."""
 
 
 def _context(value: object) -> DecisionContext:
@@ -165,67 +165,64 @@ class ScoreQuestion(WireModel):
     levels: list[Context]
 
 
-class _KeepsGivenNulls(WireModel):
-    """A model whose optional fields, left out of the wire form when unset, keep an explicit
-    ``null``: ``{"criteria": null}`` reads and writes back as it was given, never dropped."""
-
-    @model_serializer(mode="wrap")
-    def _keep_given_nulls(
-        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
-    ) -> Any:
-        data = handler(self)
-        if not isinstance(data, dict) or info.exclude_none:
-            return data
-        ordered: dict[str, Any] = {}
-        for name, field in type(self).model_fields.items():
-            key = field.alias if info.by_alias and field.alias else name
-            if key in data:
-                ordered[key] = data.pop(key)
-            elif (
-                name in self.model_fields_set
-                and getattr(self, name) is None
-                and not _excluded(info, name)
-            ):
-                ordered[key] = None
-        ordered.update(data)
-        return ordered
+def _criterion(value: object) -> DecisionContext:
+    if value is None:
+        raise PydanticCustomError(
+            NON_JSON_ERROR,
+            "null is not a description (text, a JSON array or a JSON object): leave the side "
+            "out to describe nothing",
+        )
+    return _context(value)
 
 
-def _excluded(info: SerializationInfo, name: str) -> bool:
-    include, exclude = info.include, info.exclude
-    if isinstance(exclude, set | dict) and name in exclude:
-        return True
-    return isinstance(include, set | dict) and name not in include
+def _criteria(value: object) -> object:
+    if value is None:
+        raise PydanticCustomError(
+            NULL_CRITERIA_ERROR,
+            "null is not criteria: leave the field out to describe neither outcome, or give "
+            '{"true": ..., "false": ...}',
+        )
+    return value
 
 
-class BooleanCriteria(_KeepsGivenNulls):
+Criterion = Annotated[
+    DecisionContext | None, PlainValidator(_criterion, json_schema_input_type=DecisionContext)
+]
+"""One side of a boolean question's criteria: a description, or left out (``None``). An explicit
+``null`` is refused: the spec types a side as an optional ``DecisionContext``, not a nullable
+one (unlike an option description, whose ``null`` the spec allows)."""
+
+
+class BooleanCriteria(WireModel):
     """Optional descriptions of the two outcomes of a boolean question.
 
-    A side given as ``None`` (``null``) describes nothing, as an absent one; it is kept in the
-    wire form as given.
+    A side is a description or is left out; ``null`` (``None`` given) is refused, since null is
+    not a description. A side left out describes nothing, and is left out of the wire form.
 
     Attributes:
-        true: What makes the condition true.
-        false: What makes it false.
+        true: What makes the condition true (``None`` when left out).
+        false: What makes it false (``None`` when left out).
     """
 
-    true: OptionalContext = Field(default=None, exclude_if=_omit_none)
-    false: OptionalContext = Field(default=None, exclude_if=_omit_none)
+    true: Criterion = Field(default=None, exclude_if=_omit_none)
+    false: Criterion = Field(default=None, exclude_if=_omit_none)
 
 
-class BooleanQuestion(_KeepsGivenNulls):
+class BooleanQuestion(WireModel):
     """Estimate the probability that the condition in ``instructions`` is true.
 
     Attributes:
         type: Always ``"boolean"``.
         instructions: The condition to evaluate.
-        criteria: Optional descriptions of the true and false outcomes. ``None`` (``null``)
-            gives none, as an absent ``criteria``; an explicit ``null`` stays in the wire form.
+        criteria: Optional descriptions of the true and false outcomes; ``None`` when left out.
+            An explicit ``null`` is refused (leave the field out instead).
     """
 
     type: Literal["boolean"] = "boolean"
     instructions: Context
-    criteria: BooleanCriteria | None = Field(default=None, exclude_if=_omit_none)
+    criteria: Annotated[
+        BooleanCriteria | None, BeforeValidator(_criteria, json_schema_input_type=BooleanCriteria)
+    ] = Field(default=None, exclude_if=_omit_none)
 
 
 DecisionQuestion: TypeAlias = Annotated[

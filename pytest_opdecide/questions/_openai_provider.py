@@ -47,7 +47,7 @@ from pytest_opdecide.questions._distribution import (
     parse_verbalized,
     sampled_distribution,
 )
-from pytest_opdecide.questions._http_client import open_client
+from pytest_opdecide.questions._http_client import bounded, open_client, took_too_long
 from pytest_opdecide.questions._label_tokens import (
     LabelTokenCache,
     LabelTokens,
@@ -157,7 +157,8 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
         api_key: Sent as ``Authorization: Bearer <key>`` when not empty.
         base_url: The API root, e.g. ``http://127.0.0.1:8080/v1``.
         model: The model used when a request's ``model`` is empty.
-        timeout: Timeout of each HTTP request, in milliseconds.
+        timeout: The time limit of each HTTP request as a whole, in milliseconds: from
+            connecting to the last byte of the answer, not each read on its own.
         default_headers: Headers added to every request.
         transport: An httpx transport or client every request goes through.
         top_logprobs: How many alternatives to ask for (1 to 20).
@@ -364,9 +365,11 @@ class OpenAICompatibleDecisionProvider(BaseDecisionProvider):
         """
         try:
             with model_call():
-                async with open_client(
-                    self.transport, timeout_seconds=self.timeout / 1000
-                ) as client:
+                # Bounded as a whole: a list of models sent a byte at a time ends too.
+                async with (
+                    open_client(self.transport, timeout_seconds=self.timeout / 1000) as client,
+                    bounded(self.timeout),
+                ):
                     response = await client.get(
                         self._url("/models"),
                         headers=self._headers(),
@@ -481,13 +484,20 @@ class _Call:
         limit = self.limit if self.limit is not None else contextlib.nullcontext()
         try:
             async with limit:
-                response = await self.client.post(
-                    url, content=content, headers=self.provider._headers(), timeout=self.timeout
-                )
-        except httpx.TimeoutException as error:
+                bound = bounded(self.provider.timeout)  # from here: not the wait for a turn
+                async with bound:
+                    response = await self.client.post(
+                        url,
+                        content=content,
+                        headers=self.provider._headers(),
+                        timeout=self.timeout,
+                    )
+        except (httpx.TimeoutException, TimeoutError) as error:
+            if isinstance(error, TimeoutError) and not bound.expired():
+                raise
             raise ProviderError(
-                f"{self.provider.name}: request to {self.redaction.text(url)} timed out "
-                f"(timeout {self.provider.timeout:g} ms): {type(error).__name__}",
+                f"{self.provider.name}: request to {self.redaction.text(url)} "
+                f"{took_too_long(self.provider.timeout, error)}",
                 "timeout",
             ) from error
         except httpx.HTTPError as error:
@@ -842,7 +852,7 @@ OPENAI_COMPATIBLE_CONFIG_SLOTS: Final[Mapping[str, ConfigSlot]] = {
     "timeout": ConfigSlot(
         "number",
         default=DEFAULT_TIMEOUT_MS,
-        description="Timeout of each request, in milliseconds.",
+        description="Time limit of each request as a whole (connect to last byte), in ms.",
     ),
 }
 """The config slots of :data:`openai_compatible`."""

@@ -11,7 +11,9 @@ The exception tree::
     Exception
     ├── ProviderError                 .code .status_code .retry_after
     │   ├── InvalidRequestError       code "invalid_request"; also a DecisionValidationError
-    │   └── ProviderConfigError       a config slot that cannot be resolved; .slot .env_var
+    │   ├── ProviderConfigError       a config slot that cannot be resolved; .slot .env_var
+    │   └── ThreadChangedError        a provider changed the thread it decided on; .provider
+    │                                 .changes
     └── ValueError
         └── DecisionValidationError   .question .rule .value
             ├── InvalidRequestError   a request that breaks a rule (see above)
@@ -183,3 +185,35 @@ class ProviderConfigError(ProviderError):
         super().__init__(message, code)
         self.slot = slot
         self.env_var = env_var
+
+
+class ThreadChangedError(ProviderError):
+    """A provider changed the conversation of the thread while ``ThreadState.decide()`` ran.
+
+    The spec's section 6: invoking ``decide()`` never adds, changes or removes messages, runs
+    a tool or starts a turn. A provider that tries through the thread's API from within the
+    decision is refused at once; one that changed the thread another way (through a reference
+    it kept) is caught when it returns. The code is ``unknown``.
+
+    Args:
+        provider: The provider's name.
+        thread_id: The thread's id.
+        changes: What changed, in words (``"added 1 message"``, ``"tried to run tool
+            'refund'"``...).
+    """
+
+    __module__ = "pytest_opdecide.questions"
+
+    def __init__(self, provider: str, thread_id: str, changes: list[str]) -> None:
+        shown = changes[:5] + ([f"and {len(changes) - 5} more"] if len(changes) > 5 else [])
+        where = f"thread {thread_id!r}" if thread_id else "the thread"
+        super().__init__(
+            f"provider {provider!r} changed {where} while deciding: {'; '.join(shown)}. "
+            "decide() must not add, change or remove messages, run tools or start a turn "
+            "(Decisions, section 6): record an answer with ThreadState.add_message() after "
+            "decide() returns",
+            "unknown",
+        )
+        self.provider = provider
+        self.thread_id = thread_id
+        self.changes = tuple(changes)

@@ -44,9 +44,10 @@ class Rule(StrEnum):
         SCORE_PROBABILITY_KEYS: A score answer's ``probabilities`` has exactly the level indices
             ``"0"`` .. ``"L-1"``.
         PROBABILITY_RANGE: Every probability is a finite number in [0, 1] (never a bool).
-        PROBABILITY_SUM: A distribution sums to 1 within the tolerance, or within what the
-            provider's stated rounding explains (values are reported as the provider rounded
-            them, never renormalised).
+        PROBABILITY_SUM: A distribution sums to 1 within the tolerance, or within what its
+            rounding explains: the provider's stated one, else the decimal places its values are
+            written with (values are reported as the provider rounded them, never
+            renormalised).
         PROBABILITY_ROUNDING: A stated rounding (``metadata["rounding"] = {"decimals": d}``)
             is well formed, and every probability it covers has at most ``d`` decimal places.
         SCORE_WEIGHTED_MEAN: ``score`` equals the probability-weighted mean of the level indices.

@@ -5,13 +5,24 @@
 reads the thread's messages to build context, never adds, changes or removes messages, never
 runs a tool and never starts a turn. Recording an answer in the conversation is a separate,
 explicit call (:meth:`ThreadState.add_message`).
+
+The provider cannot do those things either. What it is handed holds nothing of the thread: the
+request is a deep copy of what the caller gave (the context a JSON copy, even when the caller
+passed the thread's messages), and neither the thread nor its messages, tools or turn hook are
+in it. A provider that reaches the thread anyway (a reference it kept) is refused when it calls
+:meth:`~ThreadState.add_message`, :meth:`~ThreadState.run_tool` or
+:meth:`~ThreadState.start_turn` from within the decision, and caught when it returns if the
+messages changed in any other way: ``decide()`` then raises
+:class:`~pytest_opdecide.questions.ThreadChangedError` naming the provider and what changed.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, MutableSequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from pydantic import ConfigDict, Field, SkipValidation
 
@@ -25,7 +36,7 @@ from pytest_opdecide.questions._provider import (
     declared_provider_problem,
     resolve_provider_config,
 )
-from pytest_opdecide.questions._provider_errors import ProviderConfigError
+from pytest_opdecide.questions._provider_errors import ProviderConfigError, ThreadChangedError
 from pytest_opdecide.questions._validate import validate_request
 
 ProviderSource: TypeAlias = (
@@ -51,6 +62,78 @@ class DecideOptions(DecisionRequest):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     provider: SkipValidation[ProviderSource] = Field(exclude=True, repr=False)
+
+
+@dataclass(eq=False)
+class _Watch:
+    """One decision on a thread, watched: the messages as they were, and what code inside the
+    decision tried (and was refused)."""
+
+    state: ThreadState
+    provider: str
+    messages: MutableSequence[Any]
+    before: list[Any]
+    copies: list[Any] | None
+    attempts: list[str] = field(default_factory=list)
+    added_outside: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, state: ThreadState, provider: str) -> _Watch:
+        # Read only to see, afterwards, that nothing changed (never to build the context).
+        before = list(state.messages)
+        try:
+            copies: list[Any] | None = copy.deepcopy(before)
+        except Exception:  # a message that cannot be copied: changes in place go unseen
+            copies = None
+        return cls(state, provider, state.messages, before, copies)
+
+    def refuse(self, attempt: str) -> ThreadChangedError:
+        self.attempts.append(attempt)
+        return self.error()
+
+    def error(self) -> ThreadChangedError:
+        return ThreadChangedError(self.provider, self.state.thread_id, self.changes())
+
+    def changes(self) -> list[str]:
+        """What the decision changed (or tried to), in words; empty when nothing."""
+        found = list(self.attempts)
+        if self.state.messages is not self.messages:
+            return [*found, "replaced the thread's message list"]
+        after = list(self.messages)
+        expected = self.before + self.added_outside
+        if len(after) != len(expected):
+            count = abs(len(after) - len(expected))
+            what = "added" if len(after) > len(expected) else "removed"
+            found.append(f"{what} {count} message{'s' if count != 1 else ''}")
+        for index, (now, was) in enumerate(zip(after, expected, strict=False)):
+            if now is not was:
+                found.append(f"replaced message {index}")
+            elif (
+                self.copies is not None
+                and index < len(self.copies)
+                and _changed_in_place(now, self.copies[index])
+            ):
+                found.append(f"changed message {index}")
+        return found
+
+
+def _changed_in_place(message: object, copied: object) -> bool:
+    if type(message).__eq__ is object.__eq__:
+        return False  # compared by identity only: a change in place cannot be seen
+    try:
+        return bool(message != copied)
+    except Exception:
+        return False
+
+
+_DECIDING: Final[ContextVar[_Watch | None]] = ContextVar("opdecide_deciding", default=None)
+"""The decision whose provider code is running (in its task, and in the tasks and threads it
+starts, which copy the context): what it does to the thread is refused."""
+
+
+def _provider_name(provider: object) -> str:
+    name = getattr(provider, "name", None)
+    return name if isinstance(name, str) and name else type(provider).__name__
 
 
 def _declares_provider(source: object) -> bool:
@@ -88,6 +171,7 @@ class ThreadState:
     provider_overrides: Mapping[str, object] = field(default_factory=dict)
     environ: Mapping[str, str] | None = None
     on_turn: Callable[[ThreadState], object] | None = None
+    _watches: list[_Watch] = field(default_factory=list, init=False, repr=False)
 
     async def decide(self, options: DecideOptions | Mapping[str, Any]) -> DecisionResult:
         """Answer the questions of ``options`` with its provider.
@@ -103,11 +187,37 @@ class ThreadState:
             TypeError: No provider was given, or what was given is not a decision provider or
                 a factory of one (a class, a provider declaring another ``kind``...).
             ProviderConfigError: ``provider_overrides`` cannot be applied to what was given.
+            ThreadChangedError: The provider changed the thread's messages, or tried to add
+                one, run a tool or start a turn through the thread (refused), while it decided.
             ProviderError: ``invalid_request`` for a malformed request (before the provider is
                 called), or whatever the provider raises.
         """
         source, request = _split_options(options)
-        return await self._provider(source).decide(request)
+        watch = _Watch.start(self, _name(source))
+        self._watches.append(watch)
+        deciding = _DECIDING.set(watch)
+        try:
+            try:
+                provider = self._provider(source)
+                watch.provider = _provider_name(provider)
+                result = await provider.decide(request)
+            finally:
+                _DECIDING.reset(deciding)
+                self._watches.remove(watch)
+        except Exception as error:
+            changes = watch.changes()
+            if changes:
+                raise ThreadChangedError(watch.provider, self.thread_id, changes) from error
+            raise
+        changes = watch.changes()
+        if changes:
+            raise ThreadChangedError(watch.provider, self.thread_id, changes)
+        return result
+
+    def _inside_a_decision(self) -> _Watch | None:
+        """The decision on this thread whose code is calling, if any."""
+        watch = _DECIDING.get()
+        return watch if watch is not None and watch.state is self else None
 
     def _provider(self, source: ProviderSource) -> DecisionProvider:
         if isinstance(source, type):
@@ -166,15 +276,41 @@ class ThreadState:
             )
 
     def add_message(self, message: Any) -> None:
-        """Append ``message`` to the conversation (the explicit way to record an answer)."""
+        """Append ``message`` to the conversation (the explicit way to record an answer).
+
+        Raises:
+            ThreadChangedError: Called from within a decision on this thread (its provider's
+                code): refused, nothing is added.
+        """
+        watch = self._inside_a_decision()
+        if watch is not None:
+            raise watch.refuse("tried to add a message")
+        for other in self._watches:  # added by code outside the decisions running
+            other.added_outside.append(message)
         self.messages.append(message)
 
     def run_tool(self, name: str, /, **arguments: Any) -> Any:
-        """Run tool ``name`` with ``arguments`` (part of conversational turns, not decisions)."""
+        """Run tool ``name`` with ``arguments`` (part of conversational turns, not decisions).
+
+        Raises:
+            ThreadChangedError: Called from within a decision on this thread: refused, the
+                tool does not run.
+        """
+        watch = self._inside_a_decision()
+        if watch is not None:
+            raise watch.refuse(f"tried to run tool {name!r}")
         return self.tools[name](**arguments)
 
     def start_turn(self) -> None:
-        """Start a conversational turn: calls :attr:`on_turn`."""
+        """Start a conversational turn: calls :attr:`on_turn`.
+
+        Raises:
+            ThreadChangedError: Called from within a decision on this thread: refused, no turn
+                starts.
+        """
+        watch = self._inside_a_decision()
+        if watch is not None:
+            raise watch.refuse("tried to start a turn")
         if self.on_turn is not None:
             self.on_turn(self)
 

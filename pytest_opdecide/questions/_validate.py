@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -25,6 +26,7 @@ from pytest_opdecide.questions._json import (
 from pytest_opdecide.questions._models import (
     NON_JSON_ERROR,
     BooleanAnswer,
+    BooleanCriteria,
     BooleanQuestion,
     ChoiceAnswer,
     ChoiceQuestion,
@@ -45,9 +47,10 @@ FLOAT_EPSILON: Final = 1e-9
 (which sums to ``0.9989999999999999``) is within ``0.001`` of 1, as written."""
 
 ROUNDING_KEY: Final = "rounding"
-"""The ``metadata`` key under which a provider states its rounding: ``{"decimals": 3}`` for
-every probability of the result (``metadata["rounding"]``), or for one question's
-(``metadata["questions"][question_id]["rounding"]``)."""
+"""The ``metadata`` key under which a provider may state its rounding in this project's form:
+``{"decimals": 3}`` for every probability of the result (``metadata["rounding"]``), or for one
+question's (``metadata["questions"][question_id]["rounding"]``). Anything else under the key (a
+note in words, another provider's own form) is the provider's own metadata, and is not read."""
 
 MAX_DECIMALS: Final = 15
 
@@ -245,11 +248,43 @@ def _check_question(
         _check_choice(question_id, question, max_options)
     elif isinstance(question, ScoreQuestion):
         _check_score(question_id, question, max_levels)
-    elif question.criteria is not None:
-        for side in ("true", "false"):
-            value = getattr(question.criteria, side)
-            if value is not None:
-                _check_json(value, f"criteria.{side}", question_id)
+    else:
+        _check_criteria(question_id, question)
+
+
+def _check_criteria(question_id: str, question: BooleanQuestion) -> None:
+    # The model refuses null criteria when it validates; model_construct() and assignment
+    # bypass that, and leave the field set to None: a null was given, not left out.
+    criteria = question.criteria
+    if criteria is None:
+        if "criteria" in question.model_fields_set:
+            raise InvalidRequestError(
+                'criteria is null: leave it out to describe neither outcome, or give {"true": '
+                '..., "false": ...}',
+                rule=Rule.REQUEST_SHAPE,
+                question=question_id,
+                value=None,
+            )
+        return
+    if not isinstance(criteria, BooleanCriteria):
+        raise InvalidRequestError(
+            "criteria is a BooleanCriteria (a mapping of true and false to descriptions)",
+            rule=Rule.REQUEST_SHAPE,
+            question=question_id,
+            value=criteria,
+        )
+    for side in ("true", "false"):
+        value = getattr(criteria, side)
+        if value is not None:
+            _check_json(value, f"criteria.{side}", question_id)
+        elif side in criteria.model_fields_set:
+            raise InvalidRequestError(
+                f"criteria.{side} is null, which is not a description (text, a JSON array or a "
+                "JSON object): leave the side out to describe nothing",
+                rule=Rule.REQUEST_JSON,
+                question=question_id,
+                value=None,
+            )
 
 
 def _check_choice(question_id: str, question: ChoiceQuestion, max_options: int | None) -> None:
@@ -355,10 +390,13 @@ def validate_result(
 ) -> DecisionResult:
     """Check a decision result against every result rule, for the request it answers.
 
-    Probabilities are checked as reported: rounded values are never renormalised. A provider
-    that rounds says so, and its sums are then accepted within what the rounding explains: with
-    ``n`` values rounded to ``d`` decimal places, ``n * 0.5 * 10**-d`` (``3 * 0.005`` for
-    ``0.33``, ``0.33``, ``0.33``). Every comparison also allows :data:`FLOAT_EPSILON`.
+    Probabilities are checked as reported: rounded values are never renormalised. A sum is
+    accepted within what rounding explains: with ``n`` values rounded to ``d`` decimal places,
+    ``n * 0.5 * 10**-d`` (``3 * 0.005`` for ``0.33``, ``0.33``, ``0.33``). ``d`` is the rounding
+    given or stated, else read from the values themselves: the most decimal places any
+    probability of the answer is written with (``0.33`` has 2; an unrounded ``0.3271...`` has
+    so many that rounding explains nothing past ``tolerance``). Every comparison also allows
+    :data:`FLOAT_EPSILON`.
 
     Args:
         request: The request that was answered (anything :func:`validate_request` accepts).
@@ -369,8 +407,9 @@ def validate_result(
             explains when more.
         decimals: The decimal places every probability was rounded to. ``None`` reads the
             result's own statement: ``metadata["questions"][id]["rounding"]["decimals"]`` for
-            one question, else ``metadata["rounding"]["decimals"]`` (see :data:`ROUNDING_KEY`).
-            Each probability must then have at most that many decimal places.
+            one question, else ``metadata["rounding"]["decimals"]`` (see :data:`ROUNDING_KEY`),
+            and without one reads the places from each answer's values. Given or stated, each
+            probability must have at most that many decimal places.
 
     Returns:
         The result as a ``DecisionResult`` (the same object when one was given).
@@ -384,7 +423,40 @@ def validate_result(
             ``SCORE_WEIGHTED_MEAN``, ``SCORE_RANGE``, ``SCORE_LEGEND``, ``BOOLEAN_PROBABILITY``
             or ``CONFIDENCE_RANGE``.
     """
-    checked_request = validate_request(request)
+    return validate_answers(
+        validate_request(request),
+        result,
+        tolerance=tolerance,
+        score_tolerance=score_tolerance,
+        decimals=decimals,
+    )
+
+
+def validate_answers(
+    request: DecisionRequest,
+    result: DecisionResult | Mapping[str, Any] | str | bytes,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    score_tolerance: float | None = None,
+    decimals: int | None = None,
+) -> DecisionResult:
+    """:func:`validate_result` for a request taken as it is, not checked by the request rules.
+
+    For a request built on purpose past a rule that only some providers need: the conformance
+    suite's question ids and option names holding a lone surrogate, which UTF-8 cannot carry
+    and a JSON escape can, so that a provider sending them intact must answer them as asked.
+
+    Args:
+        request: The request that was answered, as it was sent to the provider.
+        result: As for :func:`validate_result`; ``tolerance``, ``score_tolerance`` and
+            ``decimals`` too.
+
+    Returns:
+        The result as a ``DecisionResult``.
+
+    Raises:
+        InvalidResultError: The result breaks a rule (as for :func:`validate_result`).
+    """
     if isinstance(result, str | bytes):
         try:
             result = DecisionResult.model_validate_json(result)
@@ -403,7 +475,7 @@ def validate_result(
             raise _result_shape_error(error) from None
     if decimals is not None:
         _check_decimals(decimals, "decimals", None)
-    _check_result(checked_request, result, _Allowance(tolerance, score_tolerance, decimals))
+    _check_result(request, result, _Allowance(tolerance, score_tolerance, decimals))
     return result
 
 
@@ -415,20 +487,31 @@ class _Allowance:
     score_tolerance: float | None
     decimals: int | None
 
-    def sum_slack(self, count: int, decimals: int | None) -> float:
-        """How far from 1 the sum of ``count`` probabilities may be."""
-        rounding = 0.0 if decimals is None else count * 0.5 * 10.0**-decimals
-        return max(self.tolerance, rounding)
+    def sum_slack(self, count: int, decimals: int) -> float:
+        """How far from 1 the sum of ``count`` probabilities rounded to ``decimals`` places may
+        be."""
+        return max(self.tolerance, count * 0.5 * 10.0**-decimals)
 
-    def score_slack(self, top: int, decimals: int | None) -> float:
-        """How far ``score`` may be from ``sum(i * p_i)`` on levels ``0..top``."""
+    def score_slack(self, top: int, decimals: int) -> float:
+        """How far ``score`` may be from ``sum(i * p_i)`` on levels ``0..top``, with the
+        probabilities (and the score) rounded to ``decimals`` places."""
         if self.score_tolerance is not None:
             return self.score_tolerance
-        rounding = 0.0
-        if decimals is not None:
-            # Each p_i may be off by half a unit, weighted by i; the score itself too.
-            rounding = 0.5 * 10.0**-decimals * (top * (top + 1) / 2 + 1)
+        # Each p_i may be off by half a unit, weighted by i; the score itself too.
+        rounding = 0.5 * 10.0**-decimals * (top * (top + 1) / 2 + 1)
         return max(self.tolerance * max(1, top), rounding)
+
+
+def written_decimals(value: float) -> int:
+    """The decimal places ``value`` is written with: those of its shortest ``repr``.
+
+    ``0.33`` has 2, ``1.0`` and ``0.0`` have 0, ``1e-05`` has 5; a value computed and not
+    rounded (``0.1 + 0.2``, ``0.30000000000000004``) has 17. Read from the text Python writes
+    (the shortest that reads back as the same float), so it is what a rounding to that many
+    places gave, with no tolerance to choose.
+    """
+    exponent = Decimal(repr(float(value))).normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
 def _check_decimals(value: object, where: str, question: str | None) -> int:
@@ -443,16 +526,13 @@ def _check_decimals(value: object, where: str, question: str | None) -> int:
 
 
 def _stated_rounding(holder: object, where: str, question: str | None) -> int | None:
-    if not isinstance(holder, Mapping) or ROUNDING_KEY not in holder:
+    if not isinstance(holder, Mapping):
         return None
-    stated = holder[ROUNDING_KEY]
+    stated = holder.get(ROUNDING_KEY)
+    # Only this project's form states a rounding; any other (a note in words, a provider's
+    # own form) is the provider's metadata, which the spec leaves to it.
     if not isinstance(stated, Mapping) or "decimals" not in stated:
-        raise InvalidResultError(
-            f'{where} must be {{"decimals": <decimal places>}}',
-            rule=Rule.PROBABILITY_ROUNDING,
-            question=question,
-            value=stated,
-        )
+        return None
     return _check_decimals(stated["decimals"], f"{where}['decimals']", question)
 
 
@@ -460,10 +540,12 @@ def stated_decimals(result: DecisionResult, question_id: str) -> int | None:
     """The decimal places ``result`` says the answer to ``question_id`` is rounded to.
 
     Read from ``metadata["questions"][question_id]["rounding"]["decimals"]``, else
-    ``metadata["rounding"]["decimals"]``; ``None`` when neither is stated.
+    ``metadata["rounding"]["decimals"]``; ``None`` when neither is stated. Metadata in any
+    other form (``metadata["rounding"] = "to 2 places"``) states nothing.
 
     Raises:
-        InvalidResultError: A statement that is malformed (rule ``PROBABILITY_ROUNDING``).
+        InvalidResultError: A ``"decimals"`` that is not a whole number from 0 to
+            :data:`MAX_DECIMALS` (rule ``PROBABILITY_ROUNDING``).
     """
     metadata = result.metadata
     if not isinstance(metadata, Mapping):
@@ -579,7 +661,9 @@ def _check_distribution(
     keys_rule: Rule,
     allowance: _Allowance,
     decimals: int | None,
-) -> dict[str, float]:
+) -> tuple[dict[str, float], int]:
+    """The distribution checked, and the decimal places it is rounded to (``decimals``, or
+    read from its values)."""
     if not isinstance(probabilities, Mapping):
         raise InvalidResultError(
             "probabilities must map outcomes to numbers",
@@ -597,6 +681,7 @@ def _check_distribution(
             question=question_id,
             value=list(probabilities),
         )
+    places = 0
     for key, probability in probabilities.items():
         if not _is_number(probability) or not 0.0 <= probability <= 1.0:
             raise InvalidResultError(
@@ -606,22 +691,34 @@ def _check_distribution(
                 value=probability,
             )
         _check_rounded(question_id, key, probability, decimals)
+        if decimals is None:
+            places = max(places, written_decimals(probability))
     total = math.fsum(probabilities.values())
-    slack = allowance.sum_slack(len(probabilities), decimals)
+    if decimals is not None:
+        places = decimals
+        slack = allowance.sum_slack(len(probabilities), places)
+    elif places == 0:
+        # Every value is 0 or 1: nothing shows a rounding (a stated {"decimals": 0} would),
+        # so no slack for one: 0, 0, 0 is no distribution.
+        slack = allowance.tolerance
+    else:
+        slack = allowance.sum_slack(len(probabilities), places)
     if abs(total - 1.0) > slack + FLOAT_EPSILON:
-        explained = (
-            ""
-            if decimals is None or slack == allowance.tolerance
-            else f" (rounded to {decimals} decimal places: {len(probabilities)} x "
-            f"{0.5 * 10.0**-decimals:g})"
-        )
+        explained = ""
+        if slack != allowance.tolerance:
+            how = (
+                f"rounded to {places} decimal places"
+                if decimals is not None
+                else f"each written with at most {places} decimal places"
+            )
+            explained = f" ({how}: {len(probabilities)} x {0.5 * 10.0**-places:g})"
         raise InvalidResultError(
             f"probabilities must sum to 1 within {slack:g}{explained}; they sum to {total!r}",
             rule=Rule.PROBABILITY_SUM,
             question=question_id,
             value=dict(probabilities),
         )
-    return dict(probabilities)
+    return dict(probabilities), places
 
 
 def _check_confidence(question_id: str, confidence: object) -> None:
@@ -671,7 +768,7 @@ def _check_score_answer(
 ) -> None:
     top = len(question.levels) - 1
     indices = [str(index) for index in range(len(question.levels))]
-    probabilities = _check_distribution(
+    probabilities, places = _check_distribution(
         question_id,
         answer.probabilities,
         indices,
@@ -688,7 +785,7 @@ def _check_score_answer(
             value=score,
         )
     expected = math.fsum(int(key) * probability for key, probability in probabilities.items())
-    allowed = allowance.score_slack(top, decimals)
+    allowed = allowance.score_slack(top, places)
     if abs(score - expected) > allowed + FLOAT_EPSILON:
         raise InvalidResultError(
             f"the score must equal sum(i * p_i) = {expected!r} within {allowed:g}",

@@ -30,7 +30,13 @@ from pytest_opdecide.runtimes._runtime_errors import (
     ServerError,
 )
 
-__all__ = ["Where", "error_for_problem", "error_for_status", "error_for_transport"]
+__all__ = [
+    "Where",
+    "error_for_problem",
+    "error_for_status",
+    "error_for_timeout",
+    "error_for_transport",
+]
 
 _BODY_LIMIT = 2000
 _MESSAGE_LIMIT = 300
@@ -159,6 +165,52 @@ _TIMEOUT_PHASES: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
 )
 
 
+_PHASE_WORDS = {
+    "connect": "while connecting",
+    "write": "while sending the request",
+    "pool": "while waiting for a free connection",
+    "read": "while waiting for or receiving the reply",
+    "total": "while the reply was still coming in",
+}
+
+
+def error_for_timeout(where: Where, timeout_s: float | None, phase: str) -> CallTimeoutError:
+    """The error for a call that ran out of time.
+
+    Args:
+        where: The request.
+        timeout_s: The call's time limit (``None``: none was set, the transport timed out on
+            its own).
+        phase: The phase the call was in when its time ran out, named as httpx's timeouts
+            are (``"connect"``, ``"read"``, ``"write"``, ``"pool"``); ``"total"`` when the
+            transport does not say (the reply was coming in), ``""`` when unknown.
+    """
+    words = _PHASE_WORDS.get(phase, "")
+    if timeout_s is None:
+        said = f"timed out ({phase or 'transport'} timeout; no time limit was set)."
+    else:
+        during = f" ({words})" if words else ""
+        said = (
+            f"timed out: the whole call took longer than {timeout_s:g} s{during}. timeout_s "
+            "bounds the whole call: connecting, sending and all of the reply, streamed or not."
+        )
+    if phase == "connect":
+        fix = f"Check that the server at {where.origin} is up and reachable."
+    else:
+        fix = (
+            "The model took too long: raise timeout_s (OpenAICompatibleRuntime(timeout_s=...) "
+            "or exec(..., timeout_s=...)), ask for a shorter reply, or check that the server "
+            "is not overloaded."
+        )
+    return CallTimeoutError(
+        f"{where.request} to {where.origin} {said} {fix}",
+        method=where.method,
+        path=where.path,
+        timeout_s=timeout_s,
+        phase=phase,
+    )
+
+
 def error_for_transport(
     error: httpx.HTTPError, where: Where, timeout_s: float | None
 ) -> RuntimeCallError:
@@ -166,23 +218,7 @@ def error_for_transport(
     detail = where.redact(str(error)) or type(error).__name__
     if isinstance(error, httpx.TimeoutException):
         phase = next((name for kind, name in _TIMEOUT_PHASES if isinstance(error, kind)), "")
-        limit = f"after {timeout_s:g} s" if timeout_s is not None else "(no time limit was set)"
-        if phase == "connect":
-            fix = f"Check that the server at {where.origin} is up and reachable."
-        else:
-            fix = (
-                "The model took too long: raise timeout_s (OpenAICompatibleRuntime(timeout_s=...) "
-                "or exec(..., timeout_s=...)), ask for a shorter reply, or check that the server "
-                "is not overloaded."
-            )
-        return CallTimeoutError(
-            f"{where.request} to {where.origin} timed out {limit} "
-            f"({phase or 'transport'} timeout). {fix}",
-            method=where.method,
-            path=where.path,
-            timeout_s=timeout_s,
-            phase=phase,
-        )
+        return error_for_timeout(where, timeout_s, phase)
     if isinstance(error, httpx.ConnectError):
         return ConnectionFailedError(
             f"{where.request}: could not connect to {where.origin} ({detail}). Is the server "
@@ -229,9 +265,12 @@ def error_for_problem(
             server_message=where.redaction.clipped(description, _MESSAGE_LIMIT),
             body=where.redaction.clipped(body, _BODY_LIMIT),
         )
+    fix = problem.fix or (
+        "Check that base_url points at an OpenAI-compatible chat-completions API (it usually "
+        "ends with /v1)."
+    )
     return MalformedResponseError(
-        f"{where.request} answered {status_code}, but {description}. Check that base_url "
-        "points at an OpenAI-compatible chat-completions API (it usually ends with /v1).",
+        f"{where.request} answered {status_code}, but {description}. {fix}",
         method=where.method,
         path=where.path,
         status_code=status_code,

@@ -13,6 +13,7 @@ from typing import Any, Literal, Self
 import httpx
 
 from pytest_opdecide._http._credentials import register_client
+from pytest_opdecide._http._deadline import CallDeadline, ClientSockets
 from pytest_opdecide._http._network import model_call
 from pytest_opdecide._http._redaction import carried_credentials
 from pytest_opdecide._http._replay_routing import replay_async_client, replay_client
@@ -23,6 +24,7 @@ from pytest_opdecide.runtimes._error_mapping import (
     Where,
     error_for_problem,
     error_for_status,
+    error_for_timeout,
     error_for_transport,
 )
 from pytest_opdecide.runtimes._protocol import (
@@ -97,9 +99,10 @@ class OpenAICompatibleRuntime(Runtime):
             ``httpx.AsyncBaseTransport`` the async ones; ``MockTransport`` is both. With a
             sync-only transport, async calls run the sync call in a worker thread.
         async_transport: The transport of the async calls, when it differs from ``transport``.
-        timeout_s: The time limit of each call in seconds (connect, read, write and pool
-            each), or ``None`` for none; a request's own ``timeout_s`` (``exec(timeout_s=...)``)
-            wins.
+        timeout_s: The time limit of each model call in seconds, or ``None`` for none: the
+            whole call, from connecting to the last byte of the reply (streamed or not), not
+            each read on its own; a request's own ``timeout_s`` (``exec(timeout_s=...)``) wins.
+            When it runs out, :class:`~pytest_opdecide.runtimes.CallTimeoutError`.
         temperature: Sent with every call; the default 0 makes replies (and so cassettes)
             reproducible. ``None`` sends none: the server's default applies.
         default_headers: More headers for every request (``{"api-key": ...}`` for Azure,
@@ -209,7 +212,7 @@ class OpenAICompatibleRuntime(Runtime):
         self.base_url = str(url)
         """The API root, without a trailing slash."""
         self.timeout_s = _check_timeout(timeout_s, "timeout_s")
-        """The default time limit of a call, in seconds (``None``: none)."""
+        """The default time limit of a whole call, in seconds (``None``: none)."""
         self.temperature = temperature
         """The temperature sent with every call (``None``: none sent)."""
         self.stream = stream
@@ -244,6 +247,7 @@ class OpenAICompatibleRuntime(Runtime):
         self._async_transport = async_transport
         self._custom_transport = transport is not None or async_transport is not None
         self._client: httpx.Client | None = None
+        self._sockets = ClientSockets()  # the connections of the own sync client
         self._async_client: httpx.AsyncClient | None = None
         self._async_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
         self._lock = threading.Lock()
@@ -502,43 +506,85 @@ class OpenAICompatibleRuntime(Runtime):
     def _exchange(
         self, request: ModelRequest, form: DecisionFormat | None
     ) -> ModelReply | RuntimeCallError:
-        """One request and its reply, or the error to raise (returned, not raised)."""
+        """One request and its reply, or the error to raise (returned, not raised).
+
+        The time limit bounds the whole exchange (:class:`CallDeadline`): httpx's own timeouts
+        bound each read alone, and a server that trickles its reply would never trip them.
+        """
         body = self._body(request, form)
         timeout, limit = self._timeout(request)
         client = self._sync_client()
+        own = client is self._client and not self._custom_transport
         status: int | None = None
-        try:
-            if body.get("stream"):
-                with client.stream("POST", self._url, json=body, timeout=timeout) as response:
+        with CallDeadline(limit, self._sockets if own else None) as deadline:
+            try:
+                if body.get("stream"):
+                    watched = deadline.extensions
+                    with client.stream(
+                        "POST", self._url, json=body, timeout=timeout, extensions=watched
+                    ) as response:
+                        deadline.answered(response)
+                        status = response.status_code
+                        if not response.is_success or not _is_event_stream(response):
+                            response.read()
+                            return self._whole_reply(response)
+                        accumulator = StreamAccumulator()
+                        for line in response.iter_lines():
+                            accumulator.feed_line(line)
+                            if accumulator.done:
+                                break
+                            if deadline.passed:  # a transport without sockets: between lines
+                                phase = deadline.phase or "total"
+                                return error_for_timeout(self._where, limit, phase)
+                        return accumulator.reply()
+                # Streamed even when the reply is not: the deadline learns the connection as
+                # the headers come, before the body is read (a kept-alive one's too).
+                with client.stream(
+                    "POST", self._url, json=body, timeout=timeout, extensions=deadline.extensions
+                ) as response:
+                    deadline.answered(response)
                     status = response.status_code
-                    if not response.is_success or not _is_event_stream(response):
-                        response.read()
-                        return self._whole_reply(response)
-                    accumulator = StreamAccumulator()
-                    for line in response.iter_lines():
-                        accumulator.feed_line(line)
-                        if accumulator.done:
-                            break
-                    return accumulator.reply()
-            response = client.post(self._url, json=body, timeout=timeout)
-            status = response.status_code
-            return self._whole_reply(response)
-        except httpx.HTTPError as error:
-            return _caused_by(error_for_transport(error, self._where, limit), error)
-        except ProtocolProblem as problem:
-            return error_for_problem(problem, self._where, status)
+                    response.read()
+                    return self._whole_reply(response)
+            except httpx.HTTPError as error:
+                if deadline.passed and not isinstance(error, httpx.TimeoutException):
+                    # The watchdog shut the connection down: the limit ran out mid-call.
+                    phase = deadline.phase or "total"
+                    return _caused_by(error_for_timeout(self._where, limit, phase), error)
+                return _caused_by(error_for_transport(error, self._where, limit), error)
+            except ProtocolProblem as problem:
+                return error_for_problem(problem, self._where, status)
 
     async def _exchange_async(
         self, request: ModelRequest, form: DecisionFormat | None
     ) -> ModelReply | RuntimeCallError:
-        """The asyncio twin of :meth:`_exchange`."""
+        """The asyncio twin of :meth:`_exchange`: ``asyncio.timeout`` bounds the whole
+        exchange."""
+        _, limit = self._timeout(request)
+        bound = asyncio.timeout(limit)
+        deadline = CallDeadline(limit)  # not entered: it only follows the phases
+        try:
+            async with bound:
+                return await self._exchange_unbounded_async(request, form, deadline)
+        except TimeoutError as error:
+            if not bound.expired():
+                raise
+            phase = deadline.phase or "total"
+            return _caused_by(error_for_timeout(self._where, limit, phase), error)
+
+    async def _exchange_unbounded_async(
+        self, request: ModelRequest, form: DecisionFormat | None, deadline: CallDeadline
+    ) -> ModelReply | RuntimeCallError:
         body = self._body(request, form)
         timeout, limit = self._timeout(request)
         client = self._get_async_client()
+        watched = deadline.async_extensions
         status: int | None = None
         try:
             if body.get("stream"):
-                async with client.stream("POST", self._url, json=body, timeout=timeout) as response:
+                async with client.stream(
+                    "POST", self._url, json=body, timeout=timeout, extensions=watched
+                ) as response:
                     status = response.status_code
                     if not response.is_success or not _is_event_stream(response):
                         await response.aread()
@@ -549,7 +595,7 @@ class OpenAICompatibleRuntime(Runtime):
                         if accumulator.done:
                             break
                     return accumulator.reply()
-            response = await client.post(self._url, json=body, timeout=timeout)
+            response = await client.post(self._url, json=body, timeout=timeout, extensions=watched)
             status = response.status_code
             return self._whole_reply(response)
         except httpx.HTTPError as error:

@@ -10,6 +10,7 @@ completion raises :class:`ProtocolProblem`, which the runtime turns into a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,11 +28,13 @@ from pytest_opdecide._nextstep._messages import (
 __all__ = [
     "ProtocolProblem",
     "StreamAccumulator",
+    "TruncatedStream",
     "chat_messages",
     "parse_arguments",
     "parse_completion",
     "plain_json",
     "tool_definitions",
+    "unfinished_stream",
 ]
 
 
@@ -42,13 +45,17 @@ class ProtocolProblem(Exception):
         description: What is wrong, e.g. ``"the body has no 'choices'"``.
         server_error: The body is an error report (``{"error": ...}``) rather than a reply.
         body: The text at fault (the body, or the streamed event), when there is one.
+        fix: How to fix it, when the usual advice (check ``base_url``) does not apply.
     """
 
-    def __init__(self, description: str, *, server_error: bool = False, body: str = "") -> None:
+    def __init__(
+        self, description: str, *, server_error: bool = False, body: str = "", fix: str = ""
+    ) -> None:
         super().__init__(description)
         self.description = description
         self.server_error = server_error
         self.body = body
+        self.fix = fix
 
 
 def plain_json(value: Any) -> Any:
@@ -310,6 +317,22 @@ def _is_json(text: str) -> bool:
     return True
 
 
+class TruncatedStream(ProtocolProblem):
+    """A streamed reply that ended before the server finished it (no ``[DONE]``, no
+    ``finish_reason``): what came is a part of the reply, not the reply."""
+
+    def __init__(self, count: int, body: str) -> None:
+        events = f"{count} event came" if count == 1 else f"{count} events came"
+        super().__init__(
+            f"the stream ended before the server finished it: {events}, with no "
+            "finish_reason and no [DONE]",
+            body=body,
+            fix="The server (or a proxy in between) cut the reply short: retry, or look at "
+            "the server's log for why it stopped.",
+        )
+        self.count = count
+
+
 class StreamAccumulator:
     """Builds one :class:`ModelReply` from the lines of a server-sent event stream.
 
@@ -318,14 +341,20 @@ class StreamAccumulator:
     are merged by their ``index`` (argument fragments concatenated); ``usage`` is taken from the
     chunk that carries it (the last one, when the server sends it at all).
 
+    A stream is whole once the server said so: the ``[DONE]`` event, or a ``finish_reason`` on
+    the first choice (some servers send no ``[DONE]``). One that ends before either is cut off:
+    what came is not the reply, and :meth:`reply` raises.
+
     Attributes:
         events: Every event's parsed JSON, in order (the reply's ``raw``).
         done: The ``[DONE]`` event arrived.
+        finished: A ``finish_reason`` arrived for the first choice.
     """
 
     def __init__(self) -> None:
         self.events: list[Any] = []
         self.done = False
+        self.finished = False
         self._data: list[str] = []
         self._event = ""
         self._text: list[str] = []
@@ -391,6 +420,8 @@ class StreamAccumulator:
         for choice in choices if isinstance(choices, list) else ():
             if not isinstance(choice, Mapping) or choice.get("index", 0) != 0:
                 continue
+            if isinstance(choice.get("finish_reason"), str) and choice["finish_reason"]:
+                self.finished = True
             delta = choice.get("delta")
             if not isinstance(delta, Mapping):
                 continue
@@ -408,13 +439,26 @@ class StreamAccumulator:
             if isinstance(delta.get("function_call"), Mapping):
                 self._legacy.add(delta["function_call"])
 
+    def _so_far(self) -> str:
+        """What the events added up to, each field whole: the text (a secret the server sent
+        in pieces is whole here, for a message's redaction to find), then each tool call."""
+        parts = ["".join(self._text) or "".join(self._refusal)]
+        for _, partial in sorted(self._calls.items()):
+            parts.append(f"{partial.name}({partial.text})")
+        if self._legacy.name:
+            parts.append(f"{_legacy_name(self._legacy.name)}({self._legacy.text})")
+        return "\n".join(part for part in parts if part)
+
     def reply(self) -> ModelReply:
         """The reply the stream carried.
 
         Raises:
-            ProtocolProblem: The stream carried no event at all.
+            ProtocolProblem: The stream ended before the server finished it (no ``[DONE]``,
+                no ``finish_reason``), or the server finished it with no event at all.
         """
         self._dispatch()  # A last event the server did not end with a blank line.
+        if not (self.done or self.finished):
+            raise TruncatedStream(len(self.events), self._so_far())
         if not self.events:
             raise ProtocolProblem("the streamed reply carried no events")
         calls = [partial.tool_call() for _, partial in sorted(self._calls.items())]
@@ -439,3 +483,24 @@ class StreamAccumulator:
             model=self._model,
             raw=list(self.events),
         )
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def unfinished_stream(text: str) -> str | None:
+    """Why a recorded event-stream body is not a whole chat-completion stream (it ended before
+    the server finished it), as :meth:`StreamAccumulator.reply` says it; ``None`` when it is
+    whole, or is broken in another way (which replay reports as it came)."""
+    accumulator = StreamAccumulator()
+    try:
+        for line in _LINE_BREAK.split(text):  # the line breaks httpx's iter_lines splits on
+            accumulator.feed_line(line)
+            if accumulator.done:
+                break
+        accumulator.reply()
+    except TruncatedStream as problem:
+        return problem.description
+    except ProtocolProblem:
+        return None
+    return None

@@ -10,7 +10,7 @@ The tree, drawn once::
           │    ├── NotFoundError         404: wrong base_url (or model, on some servers)
           │    ├── RateLimitError        429: too many requests; .retry_after
           │    └── ServerError           5xx: the server failed (also an error event mid-stream)
-          ├── CallTimeoutError       no answer within the time limit (connect, read, write, pool)
+          ├── CallTimeoutError       the whole call took longer than its time limit
           ├── ConnectionFailedError  could not connect, or the connection broke mid-reply
           └── MalformedResponseError the answer is not a chat completion (not JSON, no choices)
 
@@ -153,12 +153,16 @@ class ServerError(ResponseStatusError):
 
 
 class CallTimeoutError(RuntimeCallError):
-    """No answer within the time limit.
+    """The call did not finish within its time limit: ``timeout_s`` bounds the whole call
+    (connecting, sending and all of the reply, streamed or not), not each read on its own.
 
     Attributes:
         timeout_s: The time limit that applied, in seconds (``None``: no limit was set, the
             transport timed out on its own).
-        phase: Which httpx timeout fired: ``"connect"``, ``"read"``, ``"write"`` or ``"pool"``.
+        phase: The phase the call was in when the time ran out, named as httpx's timeouts are:
+            ``"connect"``, ``"read"`` (waiting for or receiving the reply), ``"write"`` or
+            ``"pool"``; ``"total"`` when the transport does not tell (a custom transport's
+            reply was still coming in).
     """
 
     __module__ = "pytest_opdecide.runtimes"

@@ -169,15 +169,22 @@ def _score_questions(min_levels: int, max_levels: int) -> st.SearchStrategy[Scor
 
 @functools.cache
 def boolean_questions() -> st.SearchStrategy[BooleanQuestion]:
-    """Boolean questions, with or without criteria for either outcome."""
+    """Boolean questions, with or without criteria for either outcome (a side or the criteria
+    left out, never given as ``None``: null is refused)."""
     side: st.SearchStrategy[DecisionContext | None] = st.one_of(
         st.none(), realistic_text("sentence"), json_containers()
     )
+
+    def given(**values: DecisionContext | None) -> dict[str, DecisionContext]:
+        return {key: value for key, value in values.items() if value is not None}
+
     criteria = st.one_of(
-        st.none(), st.builds(lambda t, f: BooleanCriteria(true=t, false=f), side, side)
+        st.none(), st.builds(lambda t, f: BooleanCriteria(**given(true=t, false=f)), side, side)
     )
     return st.builds(
-        lambda instructions, crit: BooleanQuestion(instructions=instructions, criteria=crit),
+        lambda instructions, crit: BooleanQuestion(
+            instructions=instructions, **({} if crit is None else {"criteria": crit})
+        ),
         _instructions(),
         criteria,
     )

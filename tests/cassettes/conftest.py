@@ -15,13 +15,18 @@ from ._support import write_ini
 
 @pytest.fixture(scope="session", autouse=True)
 def _import_session_end_modules() -> None:
-    """Import once what plugins import at the end of every session.
+    """Import once what plugins import at the end of every session, and what httpx imports
+    late.
 
     An in-process pytester run drops every module it imported; hypothesis's plugin imports
     hypothesis in its terminal summary, which would then cost seconds per run.
     """
     with contextlib.suppress(ImportError):
         importlib.import_module("hypothesis.internal.observability")
+    # httpx imports httpcore at its first request and keeps the map of httpcore's errors: first
+    # imported inside a run (and dropped after it), the next run's httpcore errors would not
+    # map to httpx's, and a broken connection would escape as httpcore.RemoteProtocolError.
+    importlib.import_module("httpcore")
 
 
 @pytest.fixture

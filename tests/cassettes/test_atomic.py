@@ -228,7 +228,7 @@ def test_written_files_have_the_usual_mode(project: pytest.Pytester, server: Ope
         (lambda text: text.replace("version: 1", ""), "truncated"),
         (lambda text: "<<<<<<< HEAD\n" + text, "ScannerError"),
         (lambda text: "- just\n- a list\n", "not a cassette"),
-        (lambda text: text.replace("  response:", "  responsx:", 1), "KeyError"),
+        (lambda text: text.replace("  response:", "  responsx:", 1), "holds 'responsx'"),
         (lambda text: "", "not a cassette"),
     ],
     ids=["half", "no-version", "merge-conflict", "a-list", "missing-key", "empty"],
@@ -245,7 +245,17 @@ def test_a_corrupt_cassette_names_the_file_and_how_to_record_it(
     result = project.runpytest()
     result.assert_outcomes(errors=1)
     message = error_text(result)
-    assert f"CassetteCorrupt: cassette {path} is corrupt or truncated (" in message
+    if reason == "holds 'responsx'":  # the line at fault is named
+        (line,) = [
+            n for n, text in enumerate(path.read_text().splitlines(), 1) if "responsx" in text
+        ]
+        assert (
+            f"CassetteCorrupt: cassette {path}, line {line}: interaction #0 holds 'responsx', "
+            "which this library neither writes nor reads (it knows request, response): remove "
+            "it, or correct its name.\nOr re-record it" in message
+        )
+    else:
+        assert f"CassetteCorrupt: cassette {path} is corrupt or truncated (" in message
     assert reason in message
     assert (
         "re-record it with the model server running at base_url (--opdecide-base-url=URL, or "
@@ -269,3 +279,99 @@ def test_a_secret_the_last_net_cannot_remove_cleanly_writes_nothing(tmp_path: Pa
         "file (ValueError). Scrub it in a pytest_opdecide_scrub_interaction hook."
     )
     assert not path.parent.exists() or list(path.parent.iterdir()) == []
+
+
+def _planted_link(folder: Path, victim: Path) -> Path:
+    """A link named like a temporary folder of a write, old enough to look stale."""
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / ".opdecide-tmp-planted"
+    link.symlink_to(victim, target_is_directory=True)
+    old = time.time() - 3600
+    os.utime(victim, (old, old))
+    os.utime(link, (old, old), follow_symlinks=False)
+    return link
+
+
+def test_recording_beside_a_planted_link_leaves_the_folder_it_points_at_alone(
+    project: pytest.Pytester, server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    victim = tmp_path_factory.mktemp("home")
+    for index in range(5):
+        (victim / f"precious-{index}.txt").write_text("keep me")
+    project.makepyfile(test_atomic=TESTS)
+    _planted_link(project.path / "cassettes" / "test_atomic", victim)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    assert sorted(p.name for p in victim.iterdir()) == [f"precious-{i}.txt" for i in range(5)]
+    assert (project.path / "cassettes" / "test_atomic" / "test_flow.yaml").is_file()
+
+
+def test_updating_snapshots_beside_a_planted_link_leaves_the_folder_it_points_at_alone(
+    project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    victim = tmp_path_factory.mktemp("home")
+    for index in range(5):
+        (victim / f"precious-{index}.txt").write_text("keep me")
+    project.makepyfile(
+        test_menu=dedent(
+            """
+            def test_menu(menu_snapshot):
+                menu_snapshot.assert_match({"alpha": "A", "beta": "B"})
+            """
+        )
+    )
+    _planted_link(project.path / "__menus__" / "test_menu", victim)
+    project.runpytest("--opdecide-update-snapshots").assert_outcomes(passed=1)
+    assert sorted(p.name for p in victim.iterdir()) == [f"precious-{i}.txt" for i in range(5)]
+
+
+def test_a_cassette_folder_that_links_outside_the_project_is_refused(
+    project: pytest.Pytester, server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A link planted where the test's cassette folder goes would have the recording written
+    outside the project (and a replay read from there): refused, naming the link."""
+    outside = tmp_path_factory.mktemp("outside")
+    project.makepyfile(test_atomic=TESTS)
+    (project.path / "cassettes").mkdir()
+    (project.path / "cassettes" / "test_atomic").symlink_to(outside, target_is_directory=True)
+    for mode in ("--opdecide-record=once", "--opdecide-record=none"):
+        result = project.runpytest(mode)
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(
+            [
+                f"*refusing to use */cassettes/test_atomic/test_flow.yaml: */test_atomic is a link "
+                f"to {outside}, outside {project.path}*"
+            ]
+        )
+    assert list(outside.iterdir()) == []
+    assert server.completions == []
+
+
+def test_a_link_that_stays_inside_the_project_is_followed(
+    project: pytest.Pytester, server: OpenAIServer
+) -> None:
+    project.makepyfile(test_atomic=TESTS)
+    shared = project.path / "shared-cassettes"
+    shared.mkdir()
+    (project.path / "cassettes").mkdir()
+    (project.path / "cassettes" / "test_atomic").symlink_to(shared, target_is_directory=True)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    assert (shared / "test_flow.yaml").is_file()
+
+
+def test_a_snapshot_folder_that_links_outside_the_project_is_refused(
+    project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    project.makepyfile(
+        test_menu=dedent(
+            """
+            def test_menu(menu_snapshot):
+                menu_snapshot.assert_match({"alpha": "A", "beta": "B"})
+            """
+        )
+    )
+    (project.path / "__menus__").symlink_to(outside, target_is_directory=True)
+    result = project.runpytest("--opdecide-update-snapshots")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*LinkLeavesFolder: refusing to use *__menus__ is a link to*"])
+    assert list(outside.iterdir()) == []

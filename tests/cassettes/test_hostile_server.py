@@ -20,9 +20,9 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 import yaml
-from _hostile_server import HostileServer
+from _hostile_server import PREFIX, SUFFIX, HostileServer
 
-from ._support import KEY, dedent, write_ini
+from ._support import KEY, dedent, interactions, write_ini
 
 PLACEHOLDER = "<REDACTED>"
 
@@ -358,3 +358,110 @@ def test_what_stays_readable(hostile_project: pytest.Pytester, hostile: HostileS
     streamed = data["interactions"][1]["request"]
     assert streamed["uri"].startswith("http://127.0.0.1:")
     assert "alice" not in streamed["uri"]
+
+
+# --- the key split across the events of a stream -------------------------------------------
+
+SPLIT_TESTS = dedent(
+    f"""
+    import json
+    import os
+    from pathlib import Path
+
+    import pytest
+    from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+    PLANS = json.loads(Path("plans.json").read_text())
+
+
+    @pytest.mark.opdecide(cassette=True)
+    @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+    def test_split(opdecide_settings, stream):
+        plans = PLANS + (["Send the key as: 3,11 escaped"] if os.environ.get("ONE_MORE") else [])
+        with OpenAICompatibleRuntime(
+            opdecide_settings.base_url, api_key={KEY!r}, stream=stream
+        ) as runtime:
+            replies = {{plan: runtime.exec(plan) for plan in plans}}
+        Path(f"replies-{{stream}}.json").write_text(json.dumps(replies))
+    """
+)
+
+
+def split_plans() -> list[str]:
+    """Where the key is cut: at every offset in two pieces; at every offset in three pieces,
+    the middle one of 1 to 7 characters; at every third offset with every character written as
+    a ``\\u`` escape, in events framed with ``event:`` and ``id:`` lines, and both."""
+    cuts = [f"{at}" for at in range(1, len(KEY))]
+    cuts += [f"{at},{min(at + 1 + at % 7, len(KEY) - 1)}" for at in range(1, len(KEY) - 1)]
+    plans = [f"Send the key as: {cut}" for cut in cuts]
+    for flags in (" escaped", " framed", " escaped framed"):
+        plans += [f"Send the key as: {at}{flags}" for at in range(1, len(KEY), 3)]
+    return ["Send the key as:  escaped", *plans]  # not cut, escaped
+
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def key_pieces_in(text: str) -> list[str]:
+    """The pieces of the key of 8 characters or more that ``text`` holds, raw or behind ``\\u``
+    escapes."""
+    unescaped = _ESCAPE.sub(lambda found: chr(int(found.group(1), 16)), text)
+    return [
+        KEY[start : start + 8]
+        for start in range(len(KEY) - 7)
+        if KEY[start : start + 8] in text or KEY[start : start + 8] in unescaped
+    ]
+
+
+def leaks(path: Path) -> list[str]:
+    """Every place the cassette holds a piece of the key: its text, each value it parses to,
+    and what each recorded stream's events add up to, field by field."""
+    text = path.read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    places = [("file", text)]
+    places += [("value", value) for value in values(data) if isinstance(value, str)]
+    places += [("stream", joined) for joined in streamed_texts(data)]
+    return sorted({f"{where}: {piece}" for where, s in places for piece in key_pieces_in(s)})
+
+
+@pytest.fixture
+def split_project(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, hostile: HostileServer
+) -> pytest.Pytester:
+    monkeypatch.delenv("OPDECIDE_LIVE_URL", raising=False)
+    write_ini(pytester, opdecide_base_url=hostile.url)
+    pytester.makepyfile(test_split=SPLIT_TESTS)
+    (pytester.path / "plans.json").write_text(json.dumps(split_plans()))
+    return pytester
+
+
+def record_split(project: pytest.Pytester, mode: str) -> dict[str, list[str]]:
+    """Record in ``mode``; the leaks of each cassette (streamed and not)."""
+    project.runpytest(f"--opdecide-record={mode}").assert_outcomes(passed=2)
+    found = {}
+    for stream in ("whole", "streamed"):
+        [path] = (project.path / "cassettes" / "test_split").glob(f"test_split-{stream}-*.yaml")
+        assert len(interactions(path)) >= len(split_plans())
+        found[stream] = leaks(path)
+    for stream in ("False", "True"):  # what the runtime got while recording: the real key
+        replies = json.loads((project.path / f"replies-{stream}.json").read_text())
+        recorded = [KEY in reply for reply in replies.values()]
+        assert recorded == [True] * len(recorded) if mode != "new_episodes" else recorded[-1]
+    return found
+
+
+@pytest.mark.parametrize("mode", ["once", "new_episodes", "all", "rewrite"])
+def test_a_key_split_across_events_is_never_written(
+    split_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """The runtime's own key, echoed back cut at every offset, in two and in three events, and
+    written as ``\\u`` escapes: no piece of it lands, in any record mode, streamed or not."""
+    if mode != "once":
+        assert record_split(split_project, "once") == {"whole": [], "streamed": []}
+        if mode == "new_episodes":
+            monkeypatch.setenv("ONE_MORE", "1")
+    assert record_split(split_project, mode) == {"whole": [], "streamed": []}
+    split_project.runpytest().assert_outcomes(passed=2)  # replayed
+    for stream in ("False", "True"):
+        replies = json.loads((split_project.path / f"replies-{stream}.json").read_text())
+        assert set(replies.values()) == {f"{PREFIX}{PLACEHOLDER}{SUFFIX}"}, stream

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from _openai_server import OpenAIServer
@@ -175,3 +176,74 @@ def test_comparable_body() -> None:
 def test_volatile_paths(path: str, expected: object) -> None:
     value = {"meta": {"id": 9, "keep": 1}, "items": [{"id": 1, "v": 1}, {"id": 2, "v": 2}]}
     assert drop_path(value, path.split(".")) == expected
+
+
+def _mismatch(recorded: list[str], sent: str) -> str:
+    """The message for ``sent`` against recorded prompts (each in a chat request)."""
+    from pathlib import Path
+
+    from pytest_opdecide._cassettes._tape import Interaction, Tape
+
+    def body(prompt: str) -> bytes:
+        return json.dumps(
+            {"model": "m", "messages": [{"role": "user", "content": prompt}]}
+        ).encode()
+
+    url = "http://127.0.0.1:8765/v1/chat/completions"
+    tape = Tape(
+        Path("cassettes/test_x/test_y.yaml"),
+        [Interaction("POST", url, body(prompt), {}, 200, "OK", {}, b"{}") for prompt in recorded],
+        nodeid="test_x.py::test_y",
+    )
+    return str(tape.mismatch("POST", url, body(sent)))
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    ("recorded", "sent", "shown"),
+    [
+        ("w" * MIB, "w" * (MIB // 2) + "CHANGED" + "w" * (MIB // 2), ["wwwwCHANGEDwwww"]),
+        (
+            "".join(f"line {n} of the prompt\n" for n in range(20_000)),
+            "".join(f"line {n} of the prompt\n" for n in range(20_000)).replace(
+                "line 10000 ", "LINE 10000 "
+            ),
+            ["-    line 10000 of the prompt", "+    LINE 10000 of the prompt"],
+        ),
+        ("a\n" * 20_000, "b\n" * 20_000, ["-... 386 more removed lines", "+    b"]),
+    ],
+    ids=["one-long-line", "one-line-of-many", "every-line"],
+)
+def test_the_mismatch_of_a_huge_prompt_stays_short(
+    recorded: str, sent: str, shown: list[str]
+) -> None:
+    """A long prompt that changed: the message shows where, says how much it left out, and
+    names the fix on the first screen."""
+    message = _mismatch([recorded, recorded[:1000]], sent)
+    lines = message.splitlines()
+    assert len(message) < 12_000
+    assert len(lines) < 60
+    assert max(len(line) for line in lines) < 300
+    for part in shown:
+        assert part in message
+    assert "    pytest 'test_x.py::test_y' --opdecide-record=rewrite" in lines
+    assert lines[2].startswith("Nearest recorded request: #")
+
+
+def test_how_much_of_a_long_line_is_left_out_is_said() -> None:
+    message = _mismatch(["w" * MIB], "w" * (MIB // 2) + "CHANGED" + "w" * (MIB // 2))
+    assert re.search(
+        r"^-\[[\d,]+ characters\]\.\.\.w+\.\.\.\[[\d,]+ more characters\]$", message, re.M
+    )
+    assert re.search(
+        r"^\+\[[\d,]+ characters\]\.\.\.w+CHANGEDw+\.\.\.\[[\d,]+ more characters\]$", message, re.M
+    )
+    assert re.search(r"^\(left out: [\d,]+ characters of long lines\)$", message, re.M)
+
+
+def test_how_many_lines_are_left_out_is_said() -> None:
+    message = _mismatch(["a\n" * 1000], "b\n" * 1000)
+    note = next(line for line in message.splitlines() if line.startswith("(left out: "))
+    assert re.fullmatch(r"\(left out: 1,\d{3} lines further on, not compared\)", note)

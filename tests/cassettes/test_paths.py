@@ -227,3 +227,90 @@ def test_a_cassette_where_earlier_versions_put_it_is_named_with_the_move(
     old.rename(new)
     server.stop()
     project.runpytest().assert_outcomes(passed=1)
+
+
+CASE_TWINS = PICK + dedent(
+    """
+    @pytest.mark.opdecide(cassette=True)
+    def test_a(runtime):
+        assert decision.make("Pick one.", OPTIONS) == "A"
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_A(runtime):
+        assert decision.make("Pick one, twin.", OPTIONS) == "A"
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_Route(runtime):
+        assert decision.make("Pick one, alone.", OPTIONS) == "A"
+
+    class TestRefunds:
+        @pytest.mark.opdecide(cassette=True)
+        def test_pick(self, runtime):
+            assert decision.make("Pick one, refunds.", OPTIONS) == "A"
+
+    class Testrefunds:
+        @pytest.mark.opdecide(cassette=True)
+        def test_pick(self, runtime):
+            assert decision.make("Pick one, other refunds.", OPTIONS) == "A"
+    """
+)
+
+
+def test_names_that_differ_only_in_case_get_files_of_their_own(project: pytest.Pytester) -> None:
+    """``test_A`` and ``test_a`` would share one file on macOS and Windows: the one spelt in
+    lower case keeps its name, the other gets the hash of its exact name; names without a
+    case twin (``test_Route``) keep theirs."""
+    from pytest_opdecide.plugin._case_twins import exact_digest
+
+    project.makepyfile(test_twins=CASE_TWINS)
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=5)
+    folder = project.path / "cassettes" / "test_twins"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted(
+        [
+            "test_a.yaml",
+            f"test_A-{exact_digest('test_A')}.yaml",
+            "test_Route.yaml",
+            f"TestRefunds.test_pick-{exact_digest('TestRefunds.test_pick')}.yaml",
+            f"Testrefunds.test_pick-{exact_digest('Testrefunds.test_pick')}.yaml",
+        ]
+    )
+    assert len({name.lower() for name in names}) == len(names)
+    # The same names whatever the run selects: one test alone finds its file.
+    project.runpytest("test_twins.py::test_A").assert_outcomes(passed=1)
+    project.runpytest("--deselect", "test_twins.py::test_a").assert_outcomes(passed=4)
+    project.runpytest("test_twins.py::Testrefunds::test_pick").assert_outcomes(passed=1)
+    project.runpytest().assert_outcomes(passed=5)
+
+
+def test_a_cassette_where_a_case_twin_used_to_share_it_is_named(project: pytest.Pytester) -> None:
+    """A cassette recorded before its test had a case twin keeps working for the twin in lower
+    case; the other is told where the old file is and how to move it."""
+    project.makepyfile(
+        test_twins=PICK
+        + CASE_TWINS.split("@pytest.mark", 2)[0]
+        + dedent(
+            """
+        @pytest.mark.opdecide(cassette=True)
+        def test_A(runtime):
+            assert decision.make("Pick one, twin.", OPTIONS) == "A"
+        """
+        )
+    )
+    project.runpytest("--opdecide-record=once").assert_outcomes(passed=1)
+    folder = project.path / "cassettes" / "test_twins"
+    assert sorted(p.name for p in folder.iterdir()) == ["test_A.yaml"]
+    project.makepyfile(test_twins=CASE_TWINS)
+    result = project.runpytest("test_twins.py::test_A")
+    result.assert_outcomes(errors=1)
+    from pytest_opdecide.plugin._case_twins import exact_digest
+
+    new = folder / f"test_A-{exact_digest('test_A')}.yaml"
+    assert (
+        f"no cassette at {new} for test_twins.py::test_A, but there is one at\n"
+        f"    {folder / 'test_A.yaml'}\n"
+        "test_A has a case twin in its module (a test whose name differs only in case): on "
+        "macOS and Windows the two would share that file, so each now has a file of its own. "
+        "If it holds this test's interactions, move it:\n"
+        f"    git mv {folder / 'test_A.yaml'} {new}"
+    ) in result.stdout.str()

@@ -339,3 +339,36 @@ def test_replay():
     )
     project.runpytest("--opdecide-live", "-k", "record").assert_outcomes(passed=1, deselected=1)
     project.runpytest("-k", "replay").assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_recording_with_nested_aliases_is_refused_not_expanded(tmp_path: Path) -> None:
+    """A decision-level recording is reviewed as YAML like a cassette: aliases (which the
+    library never writes) could expand a kilobyte into gigabytes, and are refused."""
+    from pytest_opdecide.recording import load_recording
+
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(levels) + "\nexchanges: [{reply: *a8}]\nversion: 1\n")
+    with pytest.raises(ValueError, match=r"recording .*bomb.yaml is not valid YAML: .*alias"):
+        load_recording(bomb)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("exchanges:\n- reply: one\n  reply: two\nversion: 1\n")
+    with pytest.raises(ValueError, match="the key 'reply' is given twice"):
+        load_recording(twice)
+
+
+def test_a_value_written_twice_in_a_recording_is_written_out(tmp_path: Path) -> None:
+    from fake_runtimes import ScriptedRuntime, pick
+    from pytest_opdecide.recording import RecordingRuntime
+
+    path = tmp_path / "twice.yaml"
+    live = RecordingRuntime(ScriptedRuntime(pick("a"), pick("a")), path)
+    options = {"a": "A", "b": "B"}
+    decision.make("First.", options, runtime=live)
+    decision.make("Again.", options, runtime=live)
+    text = path.read_text()
+    assert "&id" not in text
+    assert "*id" not in text
+    replay = ScriptedRuntime.from_recording(path)
+    assert decision.make("First.", options, runtime=replay) == "A"

@@ -281,6 +281,72 @@ def test_a_key_split_across_events_is_replaced_whole() -> None:
     assert "".join(contents) == f"The key is {PLACEHOLDER}, keep it."
 
 
+def scrubbed_stream(body: str, secrets: Secrets) -> str:
+    """An event-stream response body as a cassette would store it."""
+    request: dict[str, Any] = {"uri": "http://h/v1", "headers": {}, "body": None}
+    response: dict[str, Any] = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"content-type": ["text/event-stream"]},
+        "body": {"string": body.encode()},
+    }
+    Scrubber(secrets=secrets).interactions([(request, response)])
+    text: str = response["body"]["string"].decode()
+    return text
+
+
+def contents_of(text: str) -> list[str]:
+    """The ``content`` of each event's delta, framed or not."""
+    datas = [line[6:] for line in text.split("\n") if line.startswith("data: {")]
+    return [json.loads(data)["choices"][0]["delta"]["content"] for data in datas]
+
+
+def test_a_key_whose_first_piece_looks_like_a_key_is_replaced_whole() -> None:
+    """``sk-`` and 16 characters are key-shaped on their own: were each event searched first,
+    that piece would be replaced and the rest of the key left in the next event."""
+    key = "sk-test-4f9Qz7Lm2Xc8Vb1Nw6Ty3Hu5Jk0Pa9Sd"
+    chunks = [f"The key is {key[:30]}", key[30:], ", keep it."]
+    events = "".join(
+        f"data: {json.dumps({'choices': [{'delta': {'content': chunk}}]})}\n\n" for chunk in chunks
+    )
+    for secrets in (Secrets([key]), Secrets()):  # a known key, and one only its shape gives away
+        contents = contents_of(scrubbed_stream(events, secrets))
+        assert contents == [f"The key is {PLACEHOLDER}", "", ", keep it."]
+
+
+def test_a_key_split_across_framed_events_is_replaced_whole() -> None:
+    """Events with ``event:`` and ``id:`` lines (Anthropic's framing) are stored as they came,
+    and searched as the others: across them, their data decoded (``\\u`` escapes too)."""
+    chunks = ["The key is s3cr3t-v", "alue-for/t", "ests+1, keep it."]
+    escaped = [
+        json.dumps({"choices": [{"delta": {"content": chunk}}]}).replace(
+            json.dumps(chunk), '"' + "".join(f"\\u{ord(c):04x}" for c in chunk) + '"'
+        )
+        for chunk in chunks
+    ]
+    events = "".join(
+        f"event: delta\nid: {number}\ndata: {data}\n\n" for number, data in enumerate(escaped)
+    )
+    text = scrubbed_stream(events, Secrets([SECRET]))
+    assert contents_of(text) == [f"The key is {PLACEHOLDER}", "", ", keep it."]
+    assert [line for line in text.split("\n") if not line.startswith("data:")] == [
+        "event: delta",
+        "id: 0",
+        "",
+        "event: delta",
+        "id: 1",
+        "",
+        "event: delta",
+        "id: 2",
+        "",
+        "",
+    ]
+
+
+def test_framed_events_without_a_secret_stay_as_they_came() -> None:
+    events = 'event: delta\nid: 7\ndata: {"choices":  [{"delta": {"content": "hi"}}]}\n\n'
+    assert scrubbed_stream(events, Secrets([SECRET])) == events
+
+
 def test_bytes_that_are_not_utf8() -> None:
     body = b"\xff\xfe" + SECRET.encode("utf-16-le") + b"\x00|" + SECRET.encode() + b"\xe9"
     scrubbed = Secrets([SECRET]).data(body)

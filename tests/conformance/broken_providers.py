@@ -13,6 +13,7 @@ broken rule; ``CRASHES`` are providers that fail in every way that could take a 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import os
@@ -42,6 +43,7 @@ from pytest_opdecide.questions import (
     Rule,
     ScoreAnswer,
     ScoreQuestion,
+    ThreadState,
     validate_request,
 )
 
@@ -270,9 +272,17 @@ class HonestProvider:
             parts.append("Answer with yes or no and nothing else.")
         return "\n\n".join(parts), labels
 
+    def encoded(self, body: dict[str, Any]) -> bytes:
+        """The request body as sent: JSON in UTF-8, as httpx writes ``json=``."""
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
     async def post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            response = await client.post(f"{self.base_url}/chat/completions", json=body)
+            response = await client.post(
+                f"{self.base_url}/chat/completions",
+                content=self.encoded(body),
+                headers={"Content-Type": "application/json"},
+            )
         except httpx.TimeoutException as error:
             raise ProviderError(f"{self.name}: timed out", "timeout") from error
         except httpx.HTTPError as error:
@@ -340,6 +350,15 @@ class RoundsToThreeDecimals(HonestProvider):
         return round(probability, 3)
 
 
+class RoundsToTwoDecimals(HonestProvider):
+    """Rounds every probability (and the score) to 2 decimal places and never renormalises;
+    it says nothing about it (the spec makes stating it optional): its sums are up to
+    ``n x 0.005`` from 1, as the values' own two places explain."""
+
+    def reported(self, probability: float) -> float:
+        return round(probability, 2)
+
+
 class RoundsToTwoDecimalsAndSaysSo(HonestProvider):
     """Rounds every probability to 2 decimal places, never renormalises, and states the
     rounding in the result's metadata, as the spec lets providers do."""
@@ -351,10 +370,37 @@ class RoundsToTwoDecimalsAndSaysSo(HonestProvider):
         return {"rounding": {"decimals": 2}}
 
 
+def _stand_in(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, for checking the other rules."""
+    return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+
+
+class SendsLoneSurrogatesEscaped(HonestProvider):
+    """Writes its requests as JSON with every non-ASCII character escaped (``json.dumps``'s
+    default), so a lone surrogate in a question id or an option name (``"\\ud83d"``, which
+    UTF-8 cannot carry) goes out intact as the escape ``\\ud83d``: it can represent such a
+    request, and answers it instead of refusing it. Every other rule it checks as usual."""
+
+    def check(self, request: DecisionRequest) -> DecisionRequest:
+        questions: dict[str, DecisionQuestion] = {}
+        for question_id, question in request.questions.items():
+            if isinstance(question, ChoiceQuestion):
+                options = {_stand_in(name): about for name, about in question.options.items()}
+                question = question.model_copy(update={"options": options})
+            questions[_stand_in(question_id)] = question
+        super().check(request.model_copy(update={"questions": questions}))
+        return request
+
+    def encoded(self, body: dict[str, Any]) -> bytes:
+        return json.dumps(body, allow_nan=False).encode("ascii")
+
+
 CORRECT: tuple[type[HonestProvider], ...] = (
     HonestProvider,
     RoundsToThreeDecimals,
+    RoundsToTwoDecimals,
     RoundsToTwoDecimalsAndSaysSo,
+    SendsLoneSurrogatesEscaped,
 )
 """Providers that follow every rule: the gallery's controls."""
 
@@ -380,6 +426,18 @@ class RenormalisedAfterRounding(HonestProvider):
         rounded = [round(p, 2) for p in super().distribution(labels, listed)]
         total = math.fsum(rounded)
         return [p / total for p in rounded]
+
+
+class ForcesTheRoundedSumToOne(HonestProvider):
+    """Rounds to two decimals, then puts what the rounded values miss of 1 on the likeliest
+    outcome, so that they sum to 1 exactly: renormalised in another guise (every value still
+    has two places, but one of them is no rounding of what was computed)."""
+
+    def distribution(self, labels: Sequence[str], listed: Mapping[str, float]) -> list[float]:
+        rounded = [round(p, 2) for p in super().distribution(labels, listed)]
+        top = max(range(len(rounded)), key=lambda i: rounded[i])
+        rounded[top] = round(rounded[top] + 1.0 - math.fsum(rounded), 2)
+        return rounded
 
 
 class OverstatesRounding(HonestProvider):
@@ -782,6 +840,15 @@ class SendsUnrepresentable(HonestProvider):
         return request
 
 
+class ReplacesLoneSurrogates(SendsLoneSurrogatesEscaped):
+    """Takes requests holding a lone surrogate, but writes its requests in UTF-8 with
+    ``errors="replace"``: the surrogate goes out as ``?``, an option the question does not
+    have (the request is reinterpreted, not represented or refused)."""
+
+    def encoded(self, body: dict[str, Any]) -> bytes:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8", "replace")
+
+
 class RefusesJsonContext(HonestProvider):
     """Rejects every structured context as invalid, though the spec makes it valid."""
 
@@ -886,9 +953,25 @@ class AppendsAnswerToContext(HonestProvider):
         return result
 
 
+class TouchesTheThread(HonestProvider):
+    """Handed a conversation as the context, finds the thread it came from among the live
+    objects and appends its answer to that thread's messages: decide() hands it no thread,
+    so it reaches for one."""
+
+    async def work(self, request: DecisionRequest) -> DecisionResult:
+        result = await super().work(request)
+        context = request.context
+        if isinstance(context, list) and all(isinstance(m, dict) for m in context):
+            for found in gc.get_objects():
+                if isinstance(found, ThreadState) and list(found.messages) == context:
+                    found.messages.append({"role": "assistant", "content": "decided"})
+        return result
+
+
 BROKEN: tuple[type[HonestProvider], ...] = (
     NotSummingToOne,
     RenormalisedAfterRounding,
+    ForcesTheRoundedSumToOne,
     OverstatesRounding,
     MissingOptionKey,
     ExtraOptionKey,
@@ -932,6 +1015,7 @@ BROKEN: tuple[type[HonestProvider], ...] = (
     AnswersLocally,
     KeyFromEnvironment,
     SendsUnrepresentable,
+    ReplacesLoneSurrogates,
     RefusesJsonContext,
     SmallerThanDeclared,
     MalformedLimit,
@@ -942,6 +1026,7 @@ BROKEN: tuple[type[HonestProvider], ...] = (
     FireAndForget,
     BlocksTheLoop,
     AppendsAnswerToContext,
+    TouchesTheThread,
 )
 """Every broken provider, one per rule (see ``test_gallery.DEFECTS`` for which)."""
 

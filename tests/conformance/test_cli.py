@@ -113,7 +113,7 @@ def test_a_conforming_factory_passes_with_one_row_per_check(
         "    needs_backend = False: the provider makes no backend call to check"
     )
     summary = lines[-1]
-    assert summary.startswith("43 checks: ")
+    assert summary.startswith("45 checks: ")
     assert " 0 failed" in summary
 
 

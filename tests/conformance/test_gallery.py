@@ -80,6 +80,11 @@ DEFECTS = (
         dict.fromkeys((AS_COMPUTED, AS_ASKED, IDS, LIMITS), "probability.as_computed"),
         only=True,
     ),
+    Defect(
+        "ForcesTheRoundedSumToOne",
+        dict.fromkeys((AS_COMPUTED, AS_ASKED, IDS, LIMITS), "probability.as_computed"),
+        only=True,
+    ),
     Defect("OverstatesRounding", {"test_choice_answers": "probability.rounding"}),
     Defect("MissingOptionKey", {"test_choice_answers": "choice.probability_keys"}),
     Defect("ExtraOptionKey", {"test_choice_answers": "choice.probability_keys"}),
@@ -178,8 +183,16 @@ DEFECTS = (
         {
             f"{PREVALIDATION}[too_many_options]": "prevalidation",
             f"{PREVALIDATION}[one_option]": "prevalidation",
-            f"{PREVALIDATION}[lone_surrogate]": "prevalidation",
+            # Its prompt holds the option name: encoding the body as UTF-8 fails.
+            f"{PREVALIDATION}[lone_surrogate]": "error.type",
+            f"{PREVALIDATION}[null_criteria]": "prevalidation",
+            f"{PREVALIDATION}[null_criterion]": "prevalidation",
         },
+        only=True,
+    ),
+    Defect(
+        "ReplacesLoneSurrogates",
+        {f"{PREVALIDATION}[lone_surrogate]": "prevalidation"},
         only=True,
     ),
     Defect("RefusesJsonContext", {"test_choice_answers": "answer.failed"}),
@@ -220,6 +233,7 @@ DEFECTS = (
         "AppendsAnswerToContext",
         {THREAD: "conversation.untouched"},
     ),
+    Defect("TouchesTheThread", {THREAD: "conversation.untouched"}, only=True),
 )
 
 BY_PROVIDER = {defect.provider: defect for defect in DEFECTS}

@@ -53,6 +53,7 @@ PACKAGE_SURFACE = [
     "DecisionError",
     "ExecRuntime",
     "FromContext",
+    "LinkLeavesFolder",
     "Message",
     "ModelReply",
     "ModelRequest",

@@ -460,3 +460,68 @@ def test_a_provider_shared_between_runs_is_watched_once_per_run(project: pytest.
     result = project.runpytest("--opdecide-live")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["  decide 1: ok (boolean, 3 of 3 runs): P(true) mean *"])
+
+
+LABELS = (
+    "$5 off",
+    "$x^2$",
+    "$\\frac{a}{$",
+    "C:\\new\\table",
+    "snake_case_name",
+    "a^b",
+    "{braces}",
+    "退款 🎫 Überweisung zurückbuchen « remboursement » возврат средств ἐπιστροφή "
+    "ödəniş qaytarılması (" + "ā" * 40 + ")",
+)
+"""Texts matplotlib's mathtext would read as formulas (or fail on), and a long unicode one."""
+
+
+def test_any_text_is_a_label_of_the_charts(project: pytest.Pytester) -> None:
+    pytest.importorskip("matplotlib")
+    project.makeconftest(
+        f"""
+        import re
+
+        from fake_runtimes import ScriptedRuntime, pick
+
+        LABELS = {LABELS!r}
+
+
+        def pytest_opdecide_runtime(request, settings):
+            run = int(re.search(r"run(\\d+)of", request.node.nodeid).group(1))
+            return ScriptedRuntime(pick(LABELS[(run - 1) % len(LABELS)]))
+        """
+    )
+    project.makepyfile(
+        test_labels=f"""
+        import pytest
+        from pytest_opdecide import decision
+
+        LABELS = {LABELS!r}
+
+
+        @pytest.mark.opdecide(cassette=True, min_pass_rate=0)
+        @pytest.mark.parametrize("case", [{" + ".join(repr(label) for label in LABELS[:4])}])
+        def test_pick(runtime, case):
+            decision.make("Which one?", {{label: label for label in LABELS}})
+        """
+    )
+    result = project.runpytest(
+        "--opdecide-live", f"--opdecide-runs={len(LABELS)}", "--opdecide-report=out/live"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    page = (project.path / "out" / "live.html").read_text(encoding="utf-8")
+    assert page.count("<svg") == 2  # pass rates, the picks of the one decision
+    charts = "".join(part.partition("</svg>")[0] for part in page.split("<svg")[1:])
+
+    def drawn(text: str, limit: int = 60) -> str:
+        shown = text if len(text) <= limit else text[: limit - 1] + "\u2026"
+        return f">{html.escape(shown, quote=False)}<"
+
+    for label in LABELS:  # each pick: a tick of the picks chart, as written
+        assert drawn(label) in charts, label
+        assert f"<td>{html.escape(label)}</td>" in page  # and whole in its table
+    (test,) = json.loads((project.path / "out" / "live.json").read_text())["tests"]
+    assert "$x^2$$" in test["test"]
+    assert drawn(test["test"].rpartition("::")[2]) in charts  # a tick of the pass-rate chart
+    assert drawn("decision 1: " + ", ".join(LABELS), 100) in charts  # the picks' title

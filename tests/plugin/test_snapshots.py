@@ -147,6 +147,102 @@ def test_one_snapshot_asserted_twice_asks_for_names(project: pytest.Pytester) ->
     )
 
 
+CASE_TWINS = """
+import pytest
+
+
+def test_menu(menu_snapshot):
+    menu_snapshot.assert_match(["refund"])
+
+
+def test_Menu(menu_snapshot):
+    menu_snapshot.assert_match(["reship"])
+
+
+def test_Alone(menu_snapshot):
+    menu_snapshot.assert_match(["alone"])
+
+
+@pytest.mark.parametrize("word", ["Yes", "yes", "YES", "No"])
+def test_words(menu_snapshot, word):
+    menu_snapshot.assert_match([word.lower() + "_pick"])
+"""
+
+
+def test_names_that_differ_only_in_case_get_files_of_their_own(project: pytest.Pytester) -> None:
+    """On macOS and Windows ``test_Menu.txt`` is ``test_menu.txt``: of case twins, the one in
+    lower case keeps its name and the others get the hash of their exact names, in every run
+    whatever it selects; names without a twin keep theirs."""
+    from pytest_opdecide.plugin._case_twins import exact_digest
+
+    project.makepyfile(test_twins=CASE_TWINS)
+    project.runpytest(UPDATE).assert_outcomes(passed=7)
+    folder = project.path / "__menus__" / "test_twins"
+    names = snapshot_files(folder)
+    assert names == sorted(
+        [
+            "test_menu.txt",
+            f"test_Menu-{exact_digest('test_Menu')}.txt",
+            "test_Alone.txt",
+            f"test_words_Yes-{exact_digest('test_words[Yes]')}.txt",
+            "test_words_yes.txt",
+            f"test_words_YES-{exact_digest('test_words[YES]')}.txt",
+            "test_words_No.txt",
+        ]
+    )
+    assert len({name.lower() for name in names}) == len(names)
+    assert (folder / f"test_Menu-{exact_digest('test_Menu')}.txt").read_text() == render_options(
+        ["reship"]
+    )
+    for selected in ("test_twins.py::test_Menu", "test_twins.py::test_words[YES]"):
+        project.runpytest(selected).assert_outcomes(passed=1)
+    project.runpytest("--deselect", "test_twins.py::test_menu").assert_outcomes(passed=6)
+    project.runpytest().assert_outcomes(passed=7)
+    # None of them is unused.
+    assert "unused menu snapshot" not in project.runpytest().stdout.str()
+
+
+def test_a_snapshot_a_case_twin_used_to_share_says_how_to_move_it(
+    project: pytest.Pytester,
+) -> None:
+    from pytest_opdecide.plugin._case_twins import exact_digest
+
+    project.makepyfile(
+        test_twins=CASE_TWINS.split("def test_Alone")[0].replace("def test_menu(", "def _menu(")
+    )
+    project.runpytest(UPDATE).assert_outcomes(passed=1)
+    folder = project.path / "__menus__" / "test_twins"
+    assert snapshot_files(folder) == ["test_Menu.txt"]
+    project.makepyfile(test_twins=CASE_TWINS)
+    result = project.runpytest("--tb=short", "test_twins.py::test_Menu")
+    result.assert_outcomes(failed=1)
+    old, new = folder / "test_Menu.txt", folder / f"test_Menu-{exact_digest('test_Menu')}.txt"
+    assert error_text(result) == (
+        f"pytest_opdecide.SnapshotMismatch: no menu snapshot stored at {new}, but there is one "
+        f"at\n    {old}\ntest_Menu has a case twin in test_twins.py (a test whose name differs "
+        "only in case): on macOS and Windows the two would share that file, so each now has a "
+        f"file of its own. If it holds this test's menu, move it:\n    git mv {old} {new}\n"
+        "else run pytest with --opdecide-update-snapshots to write it."
+    )
+
+
+def test_names_of_one_test_that_differ_only_in_case_are_refused(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        """
+        def test_two(menu_snapshot):
+            menu_snapshot.assert_match(["a"], name="Billing")
+            menu_snapshot.assert_match(["b"], name="billing")
+        """
+    )
+    result = project.runpytest("--tb=short", UPDATE)
+    result.assert_outcomes(failed=1)
+    assert error_text(result) == (
+        "ValueError: snapshots test_two-Billing.txt and test_two-billing.txt of one test differ "
+        "only in case: on macOS and Windows they would be one file. Pass names that differ in "
+        "more than case."
+    )
+
+
 def test_the_snapshot_directory_is_a_setting(project: pytest.Pytester) -> None:
     write_ini(project, opdecide_snapshot_dir="menus")
     project.makepyfile(test_refunds=MENU_TEST)

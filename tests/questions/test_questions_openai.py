@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import time
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ from _questions_support import (
     prompt_of,
     text_reply,
 )
+from _slow_server import TrickleServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -601,9 +603,36 @@ async def test_a_timeout_is_a_timeout_and_a_dead_server_a_server_error() -> None
     assert "connection refused" in str(caught.value)
 
 
+@pytest.mark.parametrize("trickled", ["body", "headers"])
+async def test_timeout_bounds_each_request_as_a_whole(trickled: str) -> None:
+    """A server on 127.0.0.1 that sends a byte every 0.3 s never trips a per-read timeout; the
+    provider's ``timeout`` (ms) bounds the whole request, and ``get_models`` gives up too."""
+    with TrickleServer(trickled) as server:
+        url = server.url
+        provider = OpenAICompatibleDecisionProvider(
+            base_url=url, model=MODEL, timeout=1000, api_key=KEY
+        )
+        start = time.monotonic()
+        with pytest.raises(ProviderError) as caught:
+            await provider.decide(one_choice())
+        took = time.monotonic() - start
+        start = time.monotonic()
+        assert await provider.get_models() == []
+        listing_took = time.monotonic() - start
+    assert caught.value.code == "timeout"
+    assert str(caught.value) == (
+        f"openai-compatible: request to {url}/chat/completions timed out: it took "
+        "longer than 1000 ms in all. The provider's timeout bounds each request as a whole "
+        "(connecting, sending and all of the answer): raise it (timeout=..., in milliseconds) "
+        "or check that the server is not overloaded."
+    )
+    assert took < 4, f"decide took {took:.2f} s"
+    assert listing_took < 4, f"get_models took {listing_took:.2f} s"
+
+
 KEY = "sk-provider-test-5f2c9a7e41b34d0c8a1e"
 """A real-looking API key: no message or repr may show it."""
-USERINFO_URL = "http://opdecide:pa55w0rd-Zq7@127.0.0.1:9/v1"
+USERINFO_URL = "http://tenant-ada:pa55w0rd-Zq7@127.0.0.1:9/v1"
 
 
 async def test_quoted_server_text_has_the_key_redacted() -> None:

@@ -50,6 +50,7 @@ EXPECTED = {
     "RuntimeDecisionProvider",
     "ScoreAnswer",
     "ScoreQuestion",
+    "ThreadChangedError",
     "ThreadState",
     "brier_score",
     "decide",

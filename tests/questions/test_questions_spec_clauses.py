@@ -1,10 +1,10 @@
 """The clauses of the question-decision spec that the first reading found unheld, each held now.
 
 Inherited credentials never follow an overridden destination; overrides are applied or refused,
-never ignored; unrepresentable input is rejected (lone surrogates, repeated JSON keys) and
-``null`` criteria are kept; a provider's stated rounding is accepted, never punished; factories
-and providers are told apart by what they declare; unknown usage is not free; and the provider
-gets copies, so that a decision cannot change the caller's objects.
+never ignored; unrepresentable input is rejected (lone surrogates, repeated JSON keys, ``null``
+criteria, which describe nothing); a provider's stated rounding is accepted, never punished;
+factories and providers are told apart by what they declare; unknown usage is not free; and the
+provider gets copies, so that a decision cannot change the caller's objects.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from fake_runtimes import FakeDecisionProvider, choose
 from pytest_opdecide.questions import (
     BaseDecisionProvider,
     BooleanAnswer,
+    BooleanCriteria,
     BooleanQuestion,
     ChoiceAnswer,
     ConfigSlot,
     DecisionProviderFactory,
     DecisionRequest,
     DecisionResult,
+    InvalidRequestError,
     InvalidResultError,
     OpenAICompatibleDecisionProvider,
     ProviderConfigError,
@@ -342,22 +344,88 @@ def test_json_text_repeating_an_option_key_is_refused_by_the_models() -> None:
     assert "repeats the key(s) ['q']" in str(result_error.value)
 
 
-@pytest.mark.parametrize(
-    "criteria",
-    [None, {"true": None}, {"true": None, "false": "no refund"}, {"false": None, "true": [1]}],
-    ids=["criteria null", "true null", "true null, false given", "false null first"],
-)
-def test_null_criteria_are_kept_in_the_wire_form(criteria: Any) -> None:
+NULL_CRITERIA = {
+    "criteria null": (None, Rule.REQUEST_SHAPE, "null is not criteria"),
+    "true null": ({"true": None}, Rule.REQUEST_JSON, "null is not a description"),
+    "true null, false given": (
+        {"true": None, "false": "no refund"},
+        Rule.REQUEST_JSON,
+        "null is not a description",
+    ),
+    "false null first": ({"false": None, "true": [1]}, Rule.REQUEST_JSON, "null is not a"),
+}
+
+
+@pytest.mark.parametrize("case", list(NULL_CRITERIA))
+def test_null_criteria_are_refused_not_dropped(case: str) -> None:
+    # A side is an optional DecisionContext, and null is none: refused, not read as left out.
+    criteria, rule, message = NULL_CRITERIA[case]
     wire = {"type": "boolean", "instructions": "Refund?", "criteria": criteria}
-    question = BooleanQuestion.model_validate(wire)
-    assert question.model_dump(by_alias=True, mode="json") == wire
-    assert json.loads(question.model_dump_json(by_alias=True)) == wire
+    request = {"model": "m", "context": "", "questions": {"q": wire}}
+    for given in (request, json.dumps(request)):
+        with pytest.raises(InvalidRequestError) as caught:
+            validate_request(given)
+        assert caught.value.code == "invalid_request"
+        assert (caught.value.rule, caught.value.question) == (rule, "q")
+        assert message in str(caught.value)
+
+
+def test_criteria_left_out_stay_out_of_the_wire_form() -> None:
+    for criteria in ({"true": "refund"}, {"false": {"asks": "nothing"}}, {"false": "", "true": []}):
+        wire = {"type": "boolean", "instructions": "Refund?", "criteria": criteria}
+        question = BooleanQuestion.model_validate(wire)
+        assert question.model_dump(by_alias=True, mode="json") == wire
+        assert json.loads(question.model_dump_json(by_alias=True)) == wire
     # Key order follows the spec's order of fields, as written for the wire.
-    dumped = question.model_dump(by_alias=True, mode="json")["criteria"]
-    if isinstance(dumped, dict):
-        assert list(dumped) == [key for key in ("true", "false") if key in wire["criteria"]]
-    # Left out, they stay out.
+    both = BooleanQuestion.model_validate(
+        {"type": "boolean", "instructions": "?", "criteria": {"false": "no", "true": "yes"}}
+    )
+    assert list(both.model_dump(by_alias=True, mode="json")["criteria"]) == ["true", "false"]
     assert "criteria" not in BooleanQuestion(instructions="?").model_dump(by_alias=True)
+
+
+def null_criteria_built_around_the_model() -> dict[str, BooleanQuestion]:
+    """Null criteria the model never validated: built with model_construct, or assigned."""
+    assigned = BooleanQuestion(instructions="Refund?", criteria=BooleanCriteria(true="yes"))
+    assigned.criteria = None
+    side = BooleanQuestion(instructions="Refund?", criteria=BooleanCriteria(false="no"))
+    assert side.criteria is not None
+    side.criteria.true = None
+    return {
+        "criteria": BooleanQuestion.model_construct(instructions="Refund?", criteria=None),
+        "true": BooleanQuestion.model_construct(
+            instructions="Refund?", criteria=BooleanCriteria.model_construct(true=None)
+        ),
+        "assigned criteria": assigned,
+        "assigned true": side,
+    }
+
+
+@pytest.mark.parametrize("where", list(null_criteria_built_around_the_model()))
+async def test_decide_refuses_null_criteria_the_model_never_saw(where: str) -> None:
+    question = null_criteria_built_around_the_model()[where]
+    request = DecisionRequest.model_construct(
+        model="fixed-1", context="", questions={"refund": question}
+    )
+    expected = Rule.REQUEST_SHAPE if "criteria" in where else Rule.REQUEST_JSON
+    with pytest.raises(InvalidRequestError) as caught:
+        validate_request(request)
+    assert (caught.value.rule, caught.value.question) == (expected, "refund")
+    provider = Fixed()
+    with pytest.raises(InvalidRequestError) as by_provider:
+        await provider.decide(request)
+    assert by_provider.value.rule is expected
+    options = {**boolean_options(Fixed()), "questions": {"refund": question}}
+    with pytest.raises(InvalidRequestError) as by_thread:
+        await ThreadState().decide(options)
+    assert by_thread.value.rule is expected
+    # A question left without criteria is fine.
+    fine = DecisionRequest.model_construct(
+        model="fixed-1",
+        context="",
+        questions={"refund": BooleanQuestion.model_construct(instructions="Refund?")},
+    )
+    assert (await provider.decide(fine)).boolean("refund").probability == 0.6
 
 
 # ---------------------------------------------------------------- rounding
@@ -410,18 +478,59 @@ def test_a_sum_a_few_floats_off_is_within_the_tolerance() -> None:
 
 @pytest.mark.parametrize(
     "metadata",
-    [{"rounding": {"decimals": 2}}, {"questions": {"q": {"rounding": {"decimals": 2}}}}],
-    ids=["for the result", "for the question"],
+    [
+        None,
+        {"rounding": "probabilities rounded to 2 decimal places, half to even"},
+        {"rounding": 2},
+        {"rounding": {"method": "half-even"}},
+        {"questions": "all of them", "rounding": ["two", "places"]},
+        {"questions": {"q": "rounded"}},
+    ],
+    ids=["none", "a note", "a number", "another form", "other keys", "a note per question"],
 )
-def test_a_stated_rounding_explains_the_sum(metadata: dict[str, Any]) -> None:
-    with pytest.raises(InvalidResultError, match=r"probability\.sum"):
-        validate_result(three_options(), rounded())
+def test_a_rounding_is_read_from_the_values_whatever_the_metadata_says(metadata: Any) -> None:
+    # The spec's case: rounded, never renormalised, and said in the provider's own words (or
+    # not at all). Three values with two places each: the sum may be 3 x 0.005 from 1.
     assert validate_result(three_options(), rounded(metadata)).choice("q").probabilities == {
         "a": 0.33,
         "b": 0.33,
         "c": 0.33,
     }
-    assert validate_result(three_options(), rounded(), decimals=2).answers["q"].type == "choice"
+    assert validate_result(three_options(), rounded(metadata, (0.34, 0.33, 0.32))).metadata == (
+        metadata
+    )
+    with pytest.raises(InvalidResultError) as caught:
+        validate_result(three_options(), rounded(metadata, (0.33, 0.33, 0.3)))
+    assert str(caught.value) == (
+        "question 'q': probability.sum: probabilities must sum to 1 within 0.015 (each written "
+        "with at most 2 decimal places: 3 x 0.005); they sum to 0.96 (got {'a': 0.33, 'b': 0.33, "
+        "'c': 0.3})"
+    )
+
+
+def test_unrounded_values_get_the_tolerance_only() -> None:
+    computed = (0.3271, 0.3311, 0.3408)  # four places: rounding explains 3 x 0.00005
+    assert validate_result(three_options(), rounded(None, computed)).answers["q"].type == "choice"
+    off = (0.33, 0.33, 0.3380000000000001)  # 0.998: written with 16 places, not rounded
+    with pytest.raises(InvalidResultError) as caught:
+        validate_result(three_options(), rounded(None, off))
+    assert caught.value.rule is Rule.PROBABILITY_SUM
+    assert "must sum to 1 within 0.001; they sum to" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [{"rounding": {"decimals": 1}}, {"questions": {"q": {"rounding": {"decimals": 1}}}}],
+    ids=["for the result", "for the question"],
+)
+def test_a_stated_rounding_explains_the_sum(metadata: dict[str, Any]) -> None:
+    # Rounded to one place, one of them by arithmetic (0.1 + 0.2): read from the values, that
+    # one has 17 places and the rest explain nothing; stated, the rounding is the statement's.
+    noisy = (0.1 + 0.2, 0.3, 0.3)
+    with pytest.raises(InvalidResultError, match=r"probability\.sum"):
+        validate_result(three_options(), rounded(None, noisy))
+    assert validate_result(three_options(), rounded(metadata, noisy)).choice("q").probabilities
+    assert validate_result(three_options(), rounded(None, noisy), decimals=1).answers["q"]
 
 
 def test_a_stated_rounding_explains_no_more_than_it_can() -> None:
@@ -443,9 +552,9 @@ def test_a_stated_rounding_explains_no_more_than_it_can() -> None:
             "decimal places, but that of 'a' has more (got 0.33)",
         ),
         (
-            {"rounding": 2},
-            "result: probability.rounding: metadata['rounding'] must be {\"decimals\": <decimal "
-            "places>} (got 2)",
+            {"rounding": {"decimals": "2"}},
+            "result: probability.rounding: metadata['rounding']['decimals'] must be a whole "
+            "number of decimal places from 0 to 15 (got '2')",
         ),
         (
             {"rounding": {"decimals": -1}},
@@ -584,10 +693,36 @@ class RoundsSilently(TwoDecimals):
     probability_decimals = None
 
 
-async def test_a_provider_that_rounds_without_saying_so_is_told_how_to() -> None:
+class RoundsByArithmetic(TwoDecimals):
+    """Rounds to 1 decimal place, the first value by adding tenths (``0.1 + 0.2``), without
+    saying so."""
+
+    probability_decimals = None
+
+    async def decide_validated(self, request: DecisionRequest) -> DecisionResult:
+        values = dict(zip("abc", (0.1 + 0.2, 0.3, 0.3), strict=True))
+        return DecisionResult(
+            model="m", answers={"q": ChoiceAnswer(choice="a", probabilities=values)}
+        )
+
+
+async def test_a_provider_that_rounds_without_saying_so_is_accepted_as_it_reports() -> None:
+    result = await RoundsSilently().decide(three_options())
+    assert result.choice("q").probabilities == {"a": 0.33, "b": 0.33, "c": 0.33}
+    assert result.metadata is None
+
+
+async def test_a_provider_whose_values_do_not_show_its_rounding_is_told_how_to_say_it() -> None:
     with pytest.raises(ProviderError) as caught:
-        await RoundsSilently().decide(three_options())
+        await RoundsByArithmetic().decide(three_options())
     assert str(caught.value).endswith(
-        "they sum to 0.99 (got {'a': 0.33, 'b': 0.33, 'c': 0.33}); if the provider rounds its "
-        "probabilities, say so: probability_decimals = <decimal places> on the provider class"
+        "they sum to 0.9 (got {'a': 0.30000000000000004, 'b': 0.3, 'c': 0.3}); if "
+        "the provider rounds its probabilities, say so: probability_decimals = <decimal places> "
+        "on the provider class"
     )
+    RoundsByArithmetic.probability_decimals = 1
+    try:
+        result = await RoundsByArithmetic().decide(three_options())
+    finally:
+        RoundsByArithmetic.probability_decimals = None
+    assert result.metadata == {"rounding": {"decimals": 1}}

@@ -18,6 +18,7 @@ from pytest_opdecide.questions import (
     ScoreAnswer,
     validate_result,
 )
+from pytest_opdecide.questions._validate import written_decimals
 
 REQUEST = DecisionRequest.model_validate(
     {
@@ -121,7 +122,13 @@ def test_a_good_result_passes_and_is_returned() -> None:
         ),
         (
             "answers.route.probabilities",
-            {"a": 0.2, "b": 0.5, "c": 0.2},
+            {"a": 0.2, "b": 0.5, "c": 0.1},  # 0.8: one place each explains 3 x 0.05
+            Rule.PROBABILITY_SUM,
+            "route",
+        ),
+        (
+            "answers.route.probabilities",
+            {"a": 0.25, "b": 0.5, "c": 0.2},  # 0.95: two places each explain 3 x 0.005
             Rule.PROBABILITY_SUM,
             "route",
         ),
@@ -201,9 +208,43 @@ def test_rounded_probabilities_within_tolerance_pass_unchanged() -> None:
     rounded["answers"]["route"]["choice"] = "a"
     result = validate_result(REQUEST, rounded)
     assert result.choice("route").probabilities == {"a": 0.333, "b": 0.333, "c": 0.333}
+    # Three places each: their rounding explains 3 x 0.0005, past a tolerance of 1e-4.
+    assert validate_result(REQUEST, rounded, tolerance=1e-4) == result
+    close = changed("answers.route.probabilities", {"a": 0.3331, "b": 0.3331, "c": 0.3331})
+    close["answers"]["route"]["choice"] = "a"
+    validate_result(REQUEST, close)  # 0.9993: within the tolerance of 0.001
     with pytest.raises(InvalidResultError) as caught:
-        validate_result(REQUEST, rounded, tolerance=1e-4)
+        validate_result(REQUEST, close, tolerance=1e-4)  # four places explain 3 x 0.00005
     assert caught.value.rule == Rule.PROBABILITY_SUM
+
+
+def test_values_of_no_decimals_show_no_rounding_to_allow_for() -> None:
+    """Every probability 0 or 1 shows no rounding: 0, 0, 0 is no distribution, however many
+    options (a provider that rounds to whole numbers says so: ``{"decimals": 0}``)."""
+    zeros = changed("answers.route.probabilities", {"a": 0.0, "b": 0.0, "c": 0.0})
+    zeros["answers"]["route"]["choice"] = "a"
+    with pytest.raises(InvalidResultError) as caught:
+        validate_result(REQUEST, zeros)
+    assert caught.value.rule == Rule.PROBABILITY_SUM
+    assert "must sum to 1 within 0.001; they sum to 0.0" in str(caught.value)
+    one_hot = changed("answers.route.probabilities", {"a": 1.0, "b": 0.0, "c": 0.0})
+    one_hot["answers"]["route"]["choice"] = "a"
+    assert validate_result(REQUEST, one_hot).choice("route").probabilities["a"] == 1.0
+    stated = changed("metadata", {"questions": {"route": {"rounding": {"decimals": 0}}}})
+    stated["answers"]["route"] = zeros["answers"]["route"]
+    validate_result(REQUEST, stated)  # stated: rounding to whole numbers explains 3 x 0.5
+
+
+def test_the_places_read_from_the_values_are_those_python_writes() -> None:
+    assert [written_decimals(v) for v in (0.33, 1.0, 0.0, 1e-05, 0.5, round(2 / 3, 3))] == [
+        2,
+        0,
+        0,
+        5,
+        1,
+        3,
+    ]
+    assert written_decimals(0.1 + 0.2) == 17  # computed, not rounded
 
 
 def test_score_tolerance_scales_with_the_scale_and_can_be_set() -> None:

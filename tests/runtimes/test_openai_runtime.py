@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pydantic
 import pytest
+from _openai_server import OpenAIServer
 
 import pytest_opdecide.runtimes as runtimes
 from pytest_opdecide import Message, ModelReply, ModelRequest, ToolCall, decision
@@ -669,14 +670,80 @@ def test_a_streamed_tool_round_trip(twin: Twin) -> None:
 
 
 def test_a_stream_without_done_comments_or_final_blank_line(twin: Twin) -> None:
+    """A finish_reason ends a stream as [DONE] does: some servers send no [DONE]."""
     body = (
         b": keep-alive\n\n"
         b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
         b"event: message\n"
-        b'data: {"choices": [{"index": 0, "delta": {"content": "lo"}}]}'
+        b'data: {"choices": [{"index": 0, "delta": {"content": "lo"}, "finish_reason": "stop"}]}'
     )
     server = MockServer(event_stream(body))
     assert twin.call(runtime_for(server, stream=True), request_for("hi")).text == "Hello"
+
+
+CUT_OFF = (
+    "POST /v1/chat/completions answered 200, but the stream ended before the server finished "
+    "it: {events}, with no finish_reason and no [DONE]. The server (or a proxy in between) cut "
+    "the reply short: retry, or look at the server's log for why it stopped."
+)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "events"), [(1, "1 event came"), (2, "2 events came"), (0, "0 events came")]
+)
+def test_a_stream_cut_off_before_its_end_is_no_reply(twin: Twin, pieces: int, events: str) -> None:
+    """No finish_reason and no [DONE]: what came is a part of the reply, never returned as it."""
+    texts = ['{"call"', ': "answer"}']
+    cut = text_stream(texts)[1:][:pieces]  # the text deltas only
+    server = MockServer(event_stream(sse(cut, done=False)))
+    with pytest.raises(MalformedResponseError) as caught:
+        twin.exec(runtime_for(server, stream=True), "Pick.", choices=OPTIONS)
+    assert str(caught.value) == CUT_OFF.format(events=events)
+    assert caught.value.status_code == 200
+    assert caught.value.body == "".join(texts[:pieces])  # what came, for a look
+
+
+@pytest.mark.parametrize("cut", [5, 20, 30])
+def test_a_cut_off_stream_that_echoed_the_key_in_pieces_shows_none_of_it(
+    twin: Twin, cut: int
+) -> None:
+    """The error's body is what the events added up to: a key sent in pieces is whole there,
+    and redacted whole (its first piece alone, key-shaped, would be redacted and the rest not)."""
+    pieces = [f"Your key is {KEY[:cut]}", KEY[cut:]]
+    server = MockServer(event_stream(sse(text_stream(pieces)[1:-1], done=False)))
+    with pytest.raises(MalformedResponseError) as caught:
+        twin.exec(runtime_for(server, stream=True), "Echo my key.")
+    assert caught.value.body == "Your key is ***"
+    for start in range(len(KEY) - 5):
+        assert KEY[start : start + 6] not in f"{caught.value} {caught.value.body}"
+
+
+def test_a_stream_that_says_done_or_finished_is_whole(twin: Twin) -> None:
+    pieces = text_stream(["Hel", "lo"])  # its last event has finish_reason "stop"
+    finished = MockServer(event_stream(sse(pieces, done=False)))
+    assert twin.call(runtime_for(finished, stream=True), request_for("hi")).text == "Hello"
+    done = MockServer(event_stream(sse(pieces[:-1], done=True)))
+    assert twin.call(runtime_for(done, stream=True), request_for("hi")).text == "Hello"
+
+
+def test_a_real_server_that_cuts_its_stream_off() -> None:
+    with (
+        OpenAIServer(cut_after=1) as server,
+        OpenAICompatibleRuntime(server.url, KEY, stream=True) as runtime,
+    ):
+        server.script('{"call": "answer"}')
+        with pytest.raises(MalformedResponseError) as caught:
+            decision.make("Pick.", OPTIONS, runtime=runtime)
+    assert str(caught.value) == CUT_OFF.format(events="2 events came")
+
+
+async def test_a_real_server_that_cuts_its_stream_off_async() -> None:
+    with OpenAIServer(cut_after=1) as server:
+        server.script('{"call": "answer"}')
+        async with OpenAICompatibleRuntime(server.url, KEY, stream=True) as runtime:
+            with pytest.raises(MalformedResponseError) as caught:
+                await decision.make_async("Pick.", OPTIONS, runtime=runtime)
+    assert str(caught.value) == CUT_OFF.format(events="2 events came")
 
 
 def test_a_server_that_ignores_stream_answers_json(twin: Twin) -> None:
@@ -702,7 +769,7 @@ def test_an_error_event_mid_stream_is_a_server_error(twin: Twin) -> None:
     ("body", "match"),
     [
         (b"data: {not json}\n\n", "a streamed event is not JSON"),
-        (b"", "the streamed reply carried no events"),
+        (b"", r"the stream ended before the server finished it: 0 events came"),
         (b"data: [DONE]\n\n", "the streamed reply carried no events"),
         (b'data: ["a list"]\n\n', "not a JSON object"),
     ],
@@ -925,16 +992,16 @@ def test_malformed_replies(
 
 
 @pytest.mark.parametrize(
-    ("raised", "phase"),
+    ("raised", "phase", "during"),
     [
-        (httpx.ReadTimeout("timed out"), "read"),
-        (httpx.ConnectTimeout("timed out"), "connect"),
-        (httpx.WriteTimeout("timed out"), "write"),
-        (httpx.PoolTimeout("timed out"), "pool"),
+        (httpx.ReadTimeout("timed out"), "read", "while waiting for or receiving the reply"),
+        (httpx.ConnectTimeout("timed out"), "connect", "while connecting"),
+        (httpx.WriteTimeout("timed out"), "write", "while sending the request"),
+        (httpx.PoolTimeout("timed out"), "pool", "while waiting for a free connection"),
     ],
 )
 def test_transport_timeouts_raise_call_timeout_error(
-    twin: Twin, raised: httpx.TimeoutException, phase: str
+    twin: Twin, raised: httpx.TimeoutException, phase: str, during: str
 ) -> None:
     server = MockServer(raised)
     with pytest.raises(CallTimeoutError) as caught:
@@ -942,14 +1009,16 @@ def test_transport_timeouts_raise_call_timeout_error(
     error = caught.value
     assert (error.phase, error.timeout_s, error.path) == (phase, 2.5, CHAT_PATH)
     assert str(error).startswith(
-        f"POST {CHAT_PATH} to http://127.0.0.1:8765 timed out after 2.5 s ({phase} timeout)."
+        f"POST {CHAT_PATH} to http://127.0.0.1:8765 timed out: the whole call took longer than "
+        f"2.5 s ({during}). timeout_s bounds the whole call: connecting, sending and all of the "
+        "reply, streamed or not."
     )
     assert isinstance(error.__cause__, httpx.TimeoutException)
 
 
 def test_a_request_timeout_is_named_in_the_error(twin: Twin) -> None:
     server = MockServer(httpx.ReadTimeout("timed out"))
-    with pytest.raises(CallTimeoutError, match=r"timed out after 0\.5 s") as caught:
+    with pytest.raises(CallTimeoutError, match=r"took longer than 0\.5 s") as caught:
         twin.exec(runtime_for(server), "hi", timeout_s=0.5)
     assert "raise timeout_s" in str(caught.value)
 
@@ -1227,7 +1296,7 @@ def test_a_real_read_timeout() -> None:
     with (
         silent_server() as port,
         OpenAICompatibleRuntime(f"http://127.0.0.1:{port}/v1", KEY, timeout_s=0.2) as runtime,
-        pytest.raises(CallTimeoutError, match=r"timed out after 0\.2 s") as caught,
+        pytest.raises(CallTimeoutError, match=r"took longer than 0\.2 s") as caught,
     ):
         runtime.exec("hi")
     assert caught.value.phase == "read"
@@ -1236,7 +1305,7 @@ def test_a_real_read_timeout() -> None:
 async def test_a_real_read_timeout_async() -> None:
     with silent_server() as port:
         async with OpenAICompatibleRuntime(f"http://127.0.0.1:{port}/v1", KEY) as runtime:
-            with pytest.raises(CallTimeoutError, match=r"timed out after 0\.2 s") as caught:
+            with pytest.raises(CallTimeoutError, match=r"took longer than 0\.2 s") as caught:
                 await runtime.exec_async("hi", timeout_s=0.2)
     assert caught.value.phase == "read"
 
