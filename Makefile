@@ -27,7 +27,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 $(LOWEST_STAMP): pyproject.toml $(STAMP)
 	rm -rf $(LOWEST)
 	$(PYTHON) -m venv $(LOWEST)
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(LOWEST)/bin/python --resolution lowest-direct -e .
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(LOWEST)/bin/python --resolution lowest-direct \
+		-e '.[strategies,contexts]'
 	$(BIN)/python scripts/lowest-pins.py $(LOWEST)/bin/python > $(LOWEST)/pins.txt
 	$(BIN)/uv pip install --quiet --compile-bytecode --python $(LOWEST)/bin/python -e '.[test]' \
 		--constraint $(LOWEST)/pins.txt

@@ -1,8 +1,9 @@
 """Realistic, reproducible contexts to decide about: support tickets, chats, product reviews.
 
-Built on faker (a seeded ``en_US`` instance per call) and a small set of hand-written phrases,
-so that the texts read like the real thing and the same ``(kind, seed)`` gives the same context
-in every process. Dates are drawn from a fixed window (never from the clock).
+Built on faker (a seeded ``en_US`` instance per call; the optional extra
+``pytest-opdecide[contexts]``, imported on the first call, never at import) and a small set of
+hand-written phrases, so that the texts read like the real thing and the same ``(kind, seed)``
+gives the same context in every process. Dates are drawn from a fixed window (never from the clock).
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import random
 from collections.abc import Callable
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from faker import Faker
+from pytest_opdecide import MissingExtra
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 __all__ = ["CONTEXT_KINDS", "fake_context"]
 
@@ -108,11 +112,22 @@ def _timestamp(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _faker() -> Faker:
+    """A fresh ``en_US`` Faker; faker is imported here, on first use, as an optional extra."""
+    try:
+        from faker import Faker
+    except ModuleNotFoundError as exc:
+        if exc.name != "faker":
+            raise
+        raise MissingExtra("faker", extra="contexts", feature="fake_context()") from None
+    return Faker("en_US")
+
+
 class _Draw:
     """The faker instance of one context and the values its texts share."""
 
     def __init__(self, kind: str, seed: int) -> None:
-        self.fake = Faker("en_US")
+        self.fake = _faker()
         # Salted with the kind: a ticket and a review of the same seed do not share a customer.
         self.fake.seed_instance(f"{kind}:{seed}")
         self.random: random.Random = self.fake.random
@@ -337,6 +352,7 @@ def fake_context(kind: str, seed: int = 0) -> dict[str, Any] | list[dict[str, An
         seed: Any int; the same seed gives the same context.
 
     Raises:
+        MissingExtra: faker is not installed (``pip install 'pytest-opdecide[contexts]'``).
         ValueError: Unknown ``kind`` (the message lists the kinds).
         TypeError: ``seed`` is not an int.
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pytest_opdecide._cassettes._cassette import (
         UnplayedInteractions as UnplayedInteractions,
     )
+    from pytest_opdecide._extras import MissingExtra as MissingExtra
     from pytest_opdecide._files import LinkLeavesFolder as LinkLeavesFolder
     from pytest_opdecide._nextstep._adapter import (
         ExecRuntime as ExecRuntime,
@@ -96,6 +97,7 @@ _WHERE = {
     "LinkLeavesFolder": "_files",
     "FromContext": "_nextstep._annotations",
     "Message": "_nextstep._messages",
+    "MissingExtra": "_extras",
     "ModelReply": "_nextstep._messages",
     "ModelRequest": "_nextstep._messages",
     "Param": "_nextstep._annotations",

@@ -24,10 +24,23 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parent.parent
 
 
+EXTRAS = ("strategies", "contexts")
+"""The optional extras whose libraries the lowest-versions environment installs (and checks) too:
+the strategies and the fake contexts are tested there."""
+
+
 def requirements() -> list[Requirement]:
-    """The runtime dependencies that pyproject.toml declares."""
+    """The runtime dependencies that pyproject.toml declares, and those of :data:`EXTRAS`
+    (each library once)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return [Requirement(text) for text in project["dependencies"]]
+    texts = [*project["dependencies"]]
+    for extra in EXTRAS:
+        texts += project["optional-dependencies"][extra]
+    found: dict[str, Requirement] = {}
+    for text in texts:
+        requirement = Requirement(text)
+        found.setdefault(requirement.name, requirement)
+    return list(found.values())
 
 
 def lower_bound(requirement: Requirement) -> Version:

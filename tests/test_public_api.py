@@ -57,6 +57,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "ExecRuntime",
         "FromContext",
         "Message",
+        "MissingExtra",
         "ModelReply",
         "ModelRequest",
         "Param",

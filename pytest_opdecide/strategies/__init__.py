@@ -32,8 +32,18 @@ Example:
     >>> test_requests_are_valid()
 """
 
-from pytest_opdecide.strategies._option_sets import option_sets
-from pytest_opdecide.strategies._question_decisions import (
+import importlib.util
+
+from pytest_opdecide import MissingExtra
+
+# Checked before anything imports them, so that a missing extra fails here with the command that
+# installs it, not with a bare ModuleNotFoundError from deep inside a strategy module.
+for _library in ("hypothesis", "faker"):
+    if importlib.util.find_spec(_library) is None:
+        raise MissingExtra(_library, extra="strategies", feature="pytest_opdecide.strategies")
+
+from pytest_opdecide.strategies._option_sets import option_sets  # noqa: E402
+from pytest_opdecide.strategies._question_decisions import (  # noqa: E402
     QUESTION_TYPES,
     boolean_questions,
     choice_questions,
@@ -42,13 +52,17 @@ from pytest_opdecide.strategies._question_decisions import (
     questions,
     score_questions,
 )
-from pytest_opdecide.strategies._realistic import (
+from pytest_opdecide.strategies._realistic import (  # noqa: E402
     TEXT_KINDS,
     contexts,
     json_values,
     realistic_text,
 )
-from pytest_opdecide.strategies._replies import ValidReply, invalid_replies, valid_replies
+from pytest_opdecide.strategies._replies import (  # noqa: E402
+    ValidReply,
+    invalid_replies,
+    valid_replies,
+)
 
 __all__ = [
     "QUESTION_TYPES",

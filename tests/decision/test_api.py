@@ -55,6 +55,7 @@ PACKAGE_SURFACE = [
     "FromContext",
     "LinkLeavesFolder",
     "Message",
+    "MissingExtra",
     "ModelReply",
     "ModelRequest",
     "Param",
