@@ -14,7 +14,9 @@ nothing:
   unused; ``_case_twins``: tests whose names differ only in case get files of their own;
 * ``_live_runs``, ``_pass_rates`` and ``_live_report``: repeated live runs, their pass rates and
   the report;
-* ``_outcomes``: whether each test's body passed, for the checks made at teardown.
+* ``_ini_typos``: misspelt ini keys, refused with a "did you mean";
+* ``_outcomes``: whether each test's body passed, for the checks made at teardown;
+* ``_short_tracebacks``: the library's errors shown as the user's line and the message.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pytest_opdecide import hookspecs
 # modules it imported; a binding module imported again would be a second variable, unseen by
 # the Agent classes that the package has already handed out.
 from pytest_opdecide._nextstep._binding import bind_runtime
-from pytest_opdecide.plugin import _case_twins, _snapshot_usage
+from pytest_opdecide.plugin import _case_twins, _ini_typos, _snapshot_usage
 from pytest_opdecide.plugin._guard import AllowedHosts, Scope, guard
 from pytest_opdecide.plugin._live_runs import LiveRun, LiveRuns
 from pytest_opdecide.plugin._markers import (
@@ -46,6 +48,7 @@ from pytest_opdecide.plugin._markers import (
 )
 from pytest_opdecide.plugin._outcomes import call_passed, note_call
 from pytest_opdecide.plugin._settings import SETTINGS, SettingError, Settings
+from pytest_opdecide.plugin._short_tracebacks import message_only, ours, short_report, shorten
 from pytest_opdecide.plugin._snapshots import MenuSnapshot, shown_in_file_name
 
 if TYPE_CHECKING:
@@ -105,6 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{LIVE_MARKER}: needs a real model server; runs only with --opdecide-live or "
         f"the {LIVE_ENV} environment variable set",
     )
+    _ini_typos.check(config, [s.ini_name for s in SETTINGS if s.ini])
     cli = {s.name: config.getoption(s.dest) for s in SETTINGS if s.cli}
     ini = {s.name: config.getini(s.ini_name) for s in SETTINGS if s.ini}
     remember_sources(config, cli, ini)
@@ -192,7 +196,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    # Before the report is made (it renders the traceback): the library's errors show the
+    # user's line and the message, not the library's frames (see _short_tracebacks).
+    excinfo = call.excinfo
+    short = excinfo is not None and not item.config.getoption("fulltrace") and ours(excinfo)
+    shortened = short and call.when == "call" and shorten(excinfo, item.path)  # type: ignore[arg-type]
     report = yield
+    if shortened and item.config.getoption("tbstyle") == "auto":
+        report.longrepr = short_report(excinfo)  # type: ignore[arg-type,assignment]
+    elif short and call.when != "call" and report.failed:
+        report.longrepr = message_only(excinfo)  # type: ignore[arg-type]
     if report.when == "call":
         note_call(item, report)
         if report.passed:

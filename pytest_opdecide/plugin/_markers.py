@@ -8,6 +8,8 @@ plugin-side module that reads a test's marker or settings asks here.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -56,13 +58,21 @@ def marker_kwargs(node: pytest.Item | pytest.Function) -> dict[str, Any]:
             )
         merged.update(mark.kwargs)
     known = DATA_KEYS | {s.name for s in SETTINGS if s.marker}
-    unknown = set(merged) - known
+    unknown = sorted(set(merged) - known)
     if unknown:
+        named = "; ".join(f"{name!r}{did_you_mean(name, known)}" for name in unknown)
         raise pytest.UsageError(
-            f"{node.nodeid}: @pytest.mark.{MARKER} got unknown keywords {sorted(unknown)}; "
-            f"known: {sorted(known)}"
+            f"{node.nodeid}: @pytest.mark.{MARKER} got "
+            f"{'an unknown keyword' if len(unknown) == 1 else 'unknown keywords'} {named}. "
+            f"It takes: {', '.join(sorted(known))}"
         )
     return merged
+
+
+def did_you_mean(wrong: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'script'?)`` when ``wrong`` looks like one of ``known``; else empty."""
+    close = difflib.get_close_matches(wrong, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def settings_for(

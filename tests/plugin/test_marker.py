@@ -98,11 +98,15 @@ def test_unknown_keywords_fail_the_test_with_the_known_ones(project: pytest.Pyte
     )
     result = project.runpytest()
     result.assert_outcomes(passed=1, errors=2)
-    known = str(MARKER_KEYWORDS)
-    for test, keyword in [("test_with_fixture", "scirpt"), ("test_without_fixture", "gaurd")]:
+    known = ", ".join(MARKER_KEYWORDS)
+    for test, keyword, meant in [
+        ("test_with_fixture", "scirpt", "script"),
+        ("test_without_fixture", "gaurd", "guard"),
+    ]:
         assert (
             f"test_unknown_keywords_fail_the_test_with_the_known_ones.py::{test}: "
-            f"@pytest.mark.opdecide got unknown keywords [{keyword!r}]; known: {known}"
+            f"@pytest.mark.opdecide got an unknown keyword {keyword!r} (did you mean {meant!r}?). "
+            f"It takes: {known}"
         ) in result.outlines
 
 
@@ -176,7 +180,8 @@ def test_marker_keywords_the_marker_cannot_set(project: pytest.Pytester) -> None
     result.assert_outcomes(errors=1)
     assert (
         "test_marker_keywords_the_marker_cannot_set.py::test_refused: @pytest.mark.opdecide got "
-        f"unknown keywords ['snapshot_dir', 'update_snapshots']; known: {MARKER_KEYWORDS}"
+        "unknown keywords 'snapshot_dir'; 'update_snapshots'. "
+        f"It takes: {', '.join(MARKER_KEYWORDS)}"
     ) in result.outlines
 
 
