@@ -211,11 +211,50 @@ def error_for_timeout(where: Where, timeout_s: float | None, phase: str) -> Call
     )
 
 
+_INTERCEPTORS = {
+    "pytest_httpx": (
+        "pytest-httpx's httpx_mock",
+        "let the model's requests through, e.g. @pytest.mark.httpx_mock(should_mock=lambda "
+        "request: request.url.host != '127.0.0.1') for a model server on this machine, or "
+        "add a response for them",
+    ),
+    "respx": (
+        "respx",
+        "let the model's requests through with a pass-through route, e.g. "
+        "respx.route(host='127.0.0.1').pass_through()",
+    ),
+}
+"""HTTP mocking libraries that answer requests in place of the server: module -> (name, fix)."""
+
+
+def interceptor(error: BaseException) -> tuple[str, str] | None:
+    """The mocking library that raised ``error`` instead of a server answering, if any: the
+    module of a frame of its traceback (a Python traceback object, walked as it is)."""
+    tb = error.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        found = _INTERCEPTORS.get(module.split(".")[0])
+        if found is not None:
+            return found
+        tb = tb.tb_next
+    return None
+
+
 def error_for_transport(
     error: httpx.HTTPError, where: Where, timeout_s: float | None
 ) -> RuntimeCallError:
     """The error for an httpx exception raised while sending or receiving."""
     detail = where.redact(str(error)) or type(error).__name__
+    foreign = interceptor(error)
+    if foreign is not None:  # e.g. pytest-httpx answers an unmatched request with a timeout
+        name, fix = foreign
+        return RuntimeCallError(
+            f"{where.request} to {where.origin} was answered by {name}, not by the model "
+            f"server: nothing timed out or failed on the way to the model. {name} intercepts "
+            f"the test's httpx requests and said: {detail}\nTo fix it, {fix}.",
+            method=where.method,
+            path=where.path,
+        )
     if isinstance(error, httpx.TimeoutException):
         phase = next((name for kind, name in _TIMEOUT_PHASES if isinstance(error, kind)), "")
         return error_for_timeout(where, timeout_s, phase)
