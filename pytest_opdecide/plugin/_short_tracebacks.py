@@ -100,4 +100,5 @@ def message_only(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     name = (
         error_type.__qualname__ if module == "builtins" else f"{module}.{error_type.__qualname__}"
     )
-    return f"{name}: {excinfo.value}"
+    # As pytest prints an exception's lines: each behind "E   ".
+    return "\n".join(f"E   {line}".rstrip() for line in f"{name}: {excinfo.value}".splitlines())

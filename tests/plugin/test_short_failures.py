@@ -83,8 +83,8 @@ def test_each_scripted_mistake_fails_briefly_with_the_users_line(
             "ScriptedRuntime ran out of steps: call #1 (turn) is not scripted.",
         ),
         "ERROR at teardown of test_unused_steps": (
-            "fake_runtimes.UnusedSteps: ScriptedRuntime: 1 scripted step was never used:",
-            "  1. pick('close')",
+            "E   fake_runtimes.UnusedSteps: ScriptedRuntime: 1 scripted step was never used:",
+            "E     1. pick('close')",
         ),
         "ERROR at setup of test_marker_typo": (
             "unknown keyword 'scirpt' (did you mean 'script'?)",
