@@ -36,6 +36,7 @@ from fake_runtimes._seeded import (
     InvalidReply,
     SeededRuntime,
     every_option,
+    every_tool_call,
     invalid_replies,
 )
 
@@ -60,6 +61,7 @@ __all__ = [
     "choose",
     "error",
     "every_option",
+    "every_tool_call",
     "fails",
     "fake_context",
     "hangs",

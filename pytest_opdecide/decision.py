@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_opdecide._nextstep._adapter import as_runtime, user_runtime
 from pytest_opdecide._nextstep._annotations import FromContext, Param
-from pytest_opdecide._nextstep._binding import NO_RUNTIME_MESSAGE, current_parent, current_runtime
+from pytest_opdecide._nextstep._binding import current_parent, current_runtime, no_runtime_message
 from pytest_opdecide._nextstep._decision_errors import DecisionError
 from pytest_opdecide._nextstep._extract import extract_action as extract_raw_action
 from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
@@ -144,7 +144,7 @@ def _make(
         check_sync_callables(menu, api)
     given = runtime if runtime is not None else current_runtime()
     if given is None:
-        raise RuntimeError(NO_RUNTIME_MESSAGE)
+        raise RuntimeError(no_runtime_message())
     chosen = as_runtime(given)
     procedure = make_procedure(
         prompt,

@@ -62,6 +62,7 @@ from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
 from pytest_opdecide._nextstep._procedure import parse_once
 from pytest_opdecide._nextstep._validation import ParseFailure
 from pytest_opdecide._nextstep._values import (
+    CannotGenerate,
     RandomSource,
     ValueLimits,
     ValueSource,
@@ -73,6 +74,7 @@ from pytest_opdecide._nextstep._values import (
 
 __all__ = [
     "META_KEYS",
+    "CannotGenerate",
     "ChoiceSpec",
     "DictSpec",
     "FieldSpec",

@@ -35,6 +35,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "choose",
         "error",
         "every_option",
+        "every_tool_call",
         "fails",
         "fake_context",
         "hangs",

@@ -406,21 +406,33 @@ def user_runtime(runtime: Runtime) -> Any:
 
 
 @contextlib.contextmanager
-def use_runtime(runtime: Any) -> Iterator[Any]:
+def use_runtime(runtime: Any, *, override: bool = False) -> Iterator[Any]:
     """Bind ``runtime`` for the enclosed code, as an Agent method call does.
 
-    ``runtime`` is a :class:`~pytest_opdecide.Runtime`, any object with an ``exec`` method (see
-    :func:`as_runtime`), or ``None`` to unbind.
+    Args:
+        runtime: A :class:`~pytest_opdecide.Runtime`, any object with an ``exec`` method (see
+            :func:`as_runtime`), or ``None`` to unbind.
+        override: Also replace the runtimes Agents were built with (``Agent(runtime=...)``):
+            every Agent method call in the block, configured or not, uses ``runtime`` (as a
+            test's ``runtime`` fixture does). Without it, an Agent with a runtime of its own
+            keeps using that one.
 
     Raises:
-        TypeError: ``runtime`` is no runtime.
+        TypeError: ``runtime`` is no runtime, or ``override=True`` came without one.
 
     Example:
         >>> from pytest_opdecide import use_runtime
         >>> with use_runtime(None):
         ...     pass
     """
+    if override is not True and override is not False:
+        raise TypeError(f"use_runtime(override=...) must be True or False, got {override!r}")
     if runtime is not None:
         as_runtime(runtime, where="use_runtime() got")  # refuse a non-runtime now
-    with bind_runtime(runtime):
+    elif override:
+        raise TypeError(
+            "use_runtime(None, override=True) has nothing to override with: pass the runtime "
+            "every Agent should use, e.g. use_runtime(ScriptedRuntime(...), override=True)"
+        )
+    with bind_runtime(runtime, override=override):
         yield runtime

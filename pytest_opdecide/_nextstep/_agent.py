@@ -1,21 +1,28 @@
 """``Agent`` classes and the ``agent()`` entry point.
 
-Every public method call of an ``Agent`` subclass binds a runtime for its duration: the Agent's
-own (``Agent(runtime=...)``), else the caller's. ``decision.make`` and ``agent()`` inside the
-method then need no runtime argument.
+Every public method call of an ``Agent`` subclass binds a runtime for its duration: an override
+(a test's ``runtime`` fixture, ``use_runtime(rt, override=True)``), else the Agent's own
+(``Agent(runtime=...)``), else the caller's. Plain, ``async``, generator and async-generator
+methods alike: a generator keeps the runtime of its call for every resume. ``decision.make`` and
+``agent()`` inside the method then need no runtime argument.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from pytest_opdecide._nextstep._adapter import as_runtime
-from pytest_opdecide._nextstep._binding import NO_RUNTIME_MESSAGE, bind_agent, current_runtime
+from pytest_opdecide._nextstep._binding import (
+    bind_agent,
+    current_runtime,
+    no_runtime_message,
+    overriding,
+)
 from pytest_opdecide._nextstep._messages import ToolSpec
-from pytest_opdecide._nextstep._runtime import Runtime
+from pytest_opdecide._nextstep._runtime import Runtime, ToolErrors
 
 __all__ = ["Agent", "agent", "agent_async"]
 
@@ -25,11 +32,83 @@ _METHOD_OPTION_KEYS = frozenset({"tool"})
 
 
 def _bound_runtime(agent: Agent) -> Any:
+    """The runtime of one method call: an override (the test's runtime, or
+    ``use_runtime(rt, override=True)``), else the Agent's own, else the caller's."""
     configured = agent.runtime
-    return configured if configured is not None else current_runtime()
+    if configured is None:
+        return current_runtime()
+    override = overriding()
+    return configured if override is None else override
+
+
+def _drive_generator(agent: Agent, runtime: Any, inner: Generator[Any, Any, Any]) -> Any:
+    """Run ``inner`` with the method's binding around each resume, none while it is paused."""
+    sent: Any = None
+    thrown: BaseException | None = None
+    while True:
+        with bind_agent(agent, runtime):
+            try:
+                item = inner.send(sent) if thrown is None else inner.throw(thrown)
+            except StopIteration as stop:
+                return stop.value
+        sent, thrown = None, None
+        try:
+            sent = yield item
+        except GeneratorExit:
+            with bind_agent(agent, runtime):
+                inner.close()
+            raise
+        except BaseException as exc:  # thrown in by the caller: into the method's generator
+            thrown = exc
+
+
+async def _drive_async_generator(
+    agent: Agent, runtime: Any, inner: AsyncGenerator[Any, Any]
+) -> AsyncGenerator[Any, Any]:
+    """The async-generator twin of :func:`_drive_generator`."""
+    sent: Any = None
+    thrown: BaseException | None = None
+    while True:
+        with bind_agent(agent, runtime):
+            try:
+                if thrown is None:
+                    item = await inner.asend(sent)
+                else:
+                    item = await inner.athrow(thrown)
+            except StopAsyncIteration:
+                return
+        sent, thrown = None, None
+        try:
+            sent = yield item
+        except GeneratorExit:
+            with bind_agent(agent, runtime):
+                await inner.aclose()
+            raise
+        except BaseException as exc:
+            thrown = exc
 
 
 def _bind_method(fn: F) -> F:
+    # The runtime is chosen when the method is called, for every kind of method: a generator
+    # keeps it for each resume, whatever its consumer has bound since.
+    if inspect.isasyncgenfunction(fn):
+
+        @functools.wraps(fn)
+        def async_gen_bound(self: Agent, *args: Any, **kwargs: Any) -> Any:
+            return _drive_async_generator(self, _bound_runtime(self), fn(self, *args, **kwargs))
+
+        async_gen_bound.__opdecide_bound__ = True  # type: ignore[attr-defined]
+        return async_gen_bound  # type: ignore[return-value]
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def gen_bound(self: Agent, *args: Any, **kwargs: Any) -> Any:
+            return _drive_generator(self, _bound_runtime(self), fn(self, *args, **kwargs))
+
+        gen_bound.__opdecide_bound__ = True  # type: ignore[attr-defined]
+        return gen_bound  # type: ignore[return-value]
+
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
@@ -113,7 +192,7 @@ class Agent:
 def _runtime_for(runtime: Any) -> Runtime:
     chosen = runtime if runtime is not None else current_runtime()
     if chosen is None:
-        raise RuntimeError(NO_RUNTIME_MESSAGE)
+        raise RuntimeError(no_runtime_message())
     return as_runtime(chosen)
 
 
@@ -128,6 +207,7 @@ def agent(
     model: str | None = None,
     max_iterations: int = 20,
     timeout_s: float | None = None,
+    tool_errors: ToolErrors | None = None,
     runtime: Any = None,
 ) -> Any:
     """Run a full working turn on the enclosing call's runtime; decide last with ``choices``.
@@ -151,6 +231,7 @@ def agent(
         model=model,
         max_iterations=max_iterations,
         timeout_s=timeout_s,
+        tool_errors=tool_errors,
     )
 
 
@@ -165,6 +246,7 @@ async def agent_async(
     model: str | None = None,
     max_iterations: int = 20,
     timeout_s: float | None = None,
+    tool_errors: ToolErrors | None = None,
     runtime: Any = None,
 ) -> Any:
     """The asyncio twin of :func:`agent`."""
@@ -178,4 +260,5 @@ async def agent_async(
         model=model,
         max_iterations=max_iterations,
         timeout_s=timeout_s,
+        tool_errors=tool_errors,
     )

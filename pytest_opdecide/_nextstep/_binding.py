@@ -8,7 +8,7 @@ new threads start empty unless started through ``contextvars.copy_context().run`
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -18,6 +18,9 @@ __all__ = [
     "current_agent",
     "current_parent",
     "current_runtime",
+    "no_runtime_message",
+    "overriding",
+    "set_no_runtime_hint",
 ]
 
 NO_RUNTIME_MESSAGE = (
@@ -25,6 +28,7 @@ NO_RUNTIME_MESSAGE = (
 )
 
 _runtime: ContextVar[Any] = ContextVar("opdecide_runtime", default=None)
+_override: ContextVar[Any] = ContextVar("opdecide_override", default=None)
 _agent: ContextVar[Any] = ContextVar("opdecide_agent", default=None)
 _parent: ContextVar[tuple[Any, int] | None] = ContextVar("opdecide_parent_call", default=None)
 
@@ -34,6 +38,34 @@ def current_runtime() -> Any:
     if any: the object that was bound (a :class:`~pytest_opdecide.Runtime`, or an object with
     ``exec``)."""
     return _runtime.get()
+
+
+def overriding() -> Any:
+    """The runtime that replaces the runtimes Agents were built with, if any
+    (``use_runtime(rt, override=True)``, or a test's ``runtime`` fixture)."""
+    return _override.get()
+
+
+# What a model call with no runtime is told inside a pytest test (set by the plugin for each
+# test, process-wide like the guard); ``None`` outside tests, where the message stays as it is.
+_no_runtime_hint: Callable[[], str] | None = None
+
+
+def set_no_runtime_hint(hint: Callable[[], str] | None) -> Callable[[], str] | None:
+    """Set what makes the message of a model call with no runtime (the plugin's, during a
+    test: it names the ``runtime`` fixture and the marker); returns the previous one, for the
+    caller to restore. ``None``: :data:`NO_RUNTIME_MESSAGE`."""
+    global _no_runtime_hint
+    previous, _no_runtime_hint = _no_runtime_hint, hint
+    return previous
+
+
+def no_runtime_message() -> str:
+    """The message of the ``RuntimeError`` of a model call with no runtime: in a pytest test,
+    the plugin's (naming the ``runtime`` fixture and the marker), else
+    :data:`NO_RUNTIME_MESSAGE`."""
+    hint = _no_runtime_hint
+    return NO_RUNTIME_MESSAGE if hint is None else hint()
 
 
 def current_agent() -> Any:
@@ -54,13 +86,22 @@ def current_parent(trace: Any) -> int | None:
 
 
 @contextlib.contextmanager
-def bind_runtime(runtime: Any) -> Iterator[Any]:
+def bind_runtime(runtime: Any, *, override: bool = False) -> Iterator[Any]:
     """Bind ``runtime`` for the enclosed code, unchecked (the public, checking form is
-    :func:`pytest_opdecide.use_runtime`)."""
+    :func:`pytest_opdecide.use_runtime`).
+
+    With ``override``, Agent method calls in the enclosed code use ``runtime`` even when the
+    Agent was built with its own (``Agent(runtime=...)``). A plain binding nested inside an
+    override changes the runtime of the code that has none of its own, and leaves the override
+    in force: an Agent's configured runtime is never reached inside an override.
+    """
     token = _runtime.set(runtime)
+    override_token = _override.set(runtime) if override else None
     try:
         yield runtime
     finally:
+        if override_token is not None:
+            _override.reset(override_token)
         _runtime.reset(token)
 
 

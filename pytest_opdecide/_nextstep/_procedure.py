@@ -12,7 +12,7 @@ from typing import Any
 
 import pydantic
 
-from pytest_opdecide._nextstep._binding import NO_RUNTIME_MESSAGE
+from pytest_opdecide._nextstep._binding import no_runtime_message
 from pytest_opdecide._nextstep._content import content_blocks
 from pytest_opdecide._nextstep._decision_errors import DecisionError, reply_text
 from pytest_opdecide._nextstep._extract import CALL_KEYS, extract_action
@@ -291,7 +291,7 @@ def parse_procedure(
         if len(replies) > max_retries:
             raise DecisionError(failure.kind, failure.message, replies, len(replies)) from None
         if runtime is None:
-            raise RuntimeError(NO_RUNTIME_MESSAGE) from None
+            raise RuntimeError(no_runtime_message()) from None
         request = ModelRequest(
             "repick",
             (Message("user", (text_block(repick_prompt(reply, failure.message, menu.text)),)),),

@@ -13,7 +13,7 @@ import inspect
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pytest_opdecide._nextstep._binding import current_agent, current_parent, parent_call
 from pytest_opdecide._nextstep._content import content_blocks
@@ -37,11 +37,18 @@ from pytest_opdecide._nextstep._procedure import (
     resolve_procedure,
     text_block,
 )
-from pytest_opdecide._nextstep._steps import InvokeStep, ModelStep, Procedure
-from pytest_opdecide._nextstep._trace import CallRecord, CallTrace
+from pytest_opdecide._nextstep._steps import InvokeStep, ModelStep, Procedure, Raised
+from pytest_opdecide._nextstep._trace import CallRecord, CallTrace, ToolFailure
 from pytest_opdecide._nextstep._validation import ParseFailure
 
-__all__ = ["Runtime", "drive", "drive_async"]
+__all__ = ["TOOL_ERRORS", "Runtime", "ToolErrors", "drive", "drive_async"]
+
+ToolErrors = Literal["report", "raise"]
+"""What a turn does when a tool raises (see ``tool_errors`` of :meth:`Runtime.exec`)."""
+
+TOOL_ERRORS: tuple[ToolErrors, ...] = ("report", "raise")
+"""What a turn does when a tool raises: ``report`` the exception to the model as the tool's
+result and go on (the default), or ``raise`` it out of the turn."""
 
 
 def _as_reply(reply: Any) -> ModelReply:
@@ -66,7 +73,12 @@ def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
                 sent = runtime._opdecide_call(step)
             else:
                 with parent_call(runtime and runtime.trace, step.parent):
-                    sent = step.function(*step.args, **step.kwargs)
+                    try:
+                        sent = step.function(*step.args, **step.kwargs)
+                    except Exception as error:
+                        if not step.catch:
+                            raise
+                        sent = Raised(error)
                 if inspect.isawaitable(sent):
                     if inspect.iscoroutine(sent):
                         sent.close()
@@ -92,9 +104,14 @@ async def drive_async(procedure: Procedure[Any], runtime: Runtime | None) -> Any
                 sent = await runtime._opdecide_call_async(step)
             else:
                 with parent_call(runtime and runtime.trace, step.parent):
-                    sent = step.function(*step.args, **step.kwargs)
-                    if inspect.isawaitable(sent):
-                        sent = await sent
+                    try:
+                        sent = step.function(*step.args, **step.kwargs)
+                        if inspect.isawaitable(sent):
+                            sent = await sent
+                    except Exception as error:
+                        if not step.catch:
+                            raise
+                        sent = Raised(error)
     finally:
         procedure.close()
 
@@ -125,6 +142,10 @@ class Runtime:
     """
 
     __opdecide_runtime__: ClassVar[bool] = True
+
+    tool_errors: ToolErrors = "report"
+    """What a turn does when a tool raises (``exec(tool_errors=...)`` overrides it for one
+    turn): ``"report"`` the exception to the model as the tool's result, or ``"raise"`` it."""
 
     if not TYPE_CHECKING:  # invisible to mypy, which would take every attribute for valid
 
@@ -277,6 +298,7 @@ class Runtime:
         model: str | None = None,
         max_iterations: int = 20,
         timeout_s: float | None = None,
+        tool_errors: ToolErrors | None = None,
     ) -> Any:
         """Run one turn: the model works (with native tools), then replies.
 
@@ -295,6 +317,11 @@ class Runtime:
             model: Overrides the runtime's default model for this turn.
             max_iterations: The most model calls one turn may make in its tool loop.
             timeout_s: A time limit passed with each model call.
+            tool_errors: What happens when a tool raises an ``Exception``: ``"report"`` sends
+                ``"Error: {type}: {text}"`` back to the model as the tool's result and the turn
+                goes on (as OpenProgram's agent loop does; the call's record lists it in
+                ``tool_failures``); ``"raise"`` lets the exception out of the turn. Default:
+                the runtime's :attr:`tool_errors` (``"report"``).
 
         Returns:
             The reply text, the validated ``response_format`` instance, or (with ``choices``)
@@ -315,6 +342,7 @@ class Runtime:
             model,
             max_iterations,
             timeout_s,
+            tool_errors,
             sync=True,
         )
         return drive(procedure, self)
@@ -331,6 +359,7 @@ class Runtime:
         model: str | None = None,
         max_iterations: int = 20,
         timeout_s: float | None = None,
+        tool_errors: ToolErrors | None = None,
     ) -> Any:
         """The asyncio twin of :meth:`exec`: async tools and function options are awaited."""
         procedure = self._opdecide_exec_procedure(
@@ -343,6 +372,7 @@ class Runtime:
             model,
             max_iterations,
             timeout_s,
+            tool_errors,
             sync=False,
         )
         return await drive_async(procedure, self)
@@ -358,6 +388,7 @@ class Runtime:
         model: str | None,
         max_iterations: int,
         timeout_s: float | None,
+        tool_errors: ToolErrors | None,
         *,
         sync: bool,
     ) -> Procedure[Any]:
@@ -366,6 +397,16 @@ class Runtime:
             raise TypeError(f"max_iterations must be an int >= 1, got {max_iterations!r}")
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
+        if tool_errors is None:
+            tool_errors = self.tool_errors
+            where = f"{type(self).__name__}.tool_errors"
+        else:
+            where = "tool_errors"
+        if tool_errors not in TOOL_ERRORS:
+            raise ValueError(
+                f"{where} must be 'report' (a tool's exception goes back to the model as its "
+                f"result) or 'raise' (it ends the turn), got {tool_errors!r}"
+            )
         blocks = content_blocks(content)
         menu = None
         if choices is not None:
@@ -384,6 +425,7 @@ class Runtime:
             model or self.model,
             max_iterations,
             timeout_s,
+            tool_errors == "report",
         )
 
     def _opdecide_turn(
@@ -396,6 +438,7 @@ class Runtime:
         model: str | None,
         max_iterations: int,
         timeout_s: float | None,
+        report_errors: bool = True,
     ) -> Procedure[Any]:
         specs = tuple(spec for spec, _ in offered.values())
         messages: list[Message] = [Message("user", blocks)]
@@ -427,7 +470,9 @@ class Runtime:
             said = (text_block(reply.text),) if isinstance(reply.text, str) and reply.text else ()
             messages.append(Message("assistant", said, tool_calls=tuple(reply.tool_calls)))
             for call in reply.tool_calls:
-                result = yield from self._opdecide_run_tool(call, offered, record.id, context)
+                result = yield from self._opdecide_run_tool(
+                    call, offered, record, context, report_errors
+                )
                 messages.append(
                     Message("tool", (text_block(result),), tool_call_id=call.id, name=call.name)
                 )
@@ -488,10 +533,12 @@ class Runtime:
         self,
         call: ToolCall,
         offered: dict[str, tuple[ToolSpec, Option]],
-        parent: int,
+        record: CallRecord,
         context: Mapping[str, Any] | None,
+        report_errors: bool = True,
     ) -> Procedure[str]:
-        """Run one tool call; model mistakes are reported back to the model as the result."""
+        """Run one tool call; model mistakes (and, with ``report_errors``, the tool's own
+        exceptions) are reported back to the model as the result."""
         entry = offered.get(call.name) if isinstance(call.name, str) else None
         if entry is None:
             return f"Error: unknown tool {call.name!r}. Available tools: {sorted(offered)}"
@@ -512,13 +559,34 @@ class Runtime:
         except ParseFailure as failure:
             return f"Error: {failure.message}"
         positional, kw = call_args(option, kwargs)
-        result = yield InvokeStep(spec.function, positional, kw, parent)
+        result = yield InvokeStep(spec.function, positional, kw, record.id, report_errors)
+        if type(result) is Raised:
+            error = result.error
+            text = _error_text(error)
+            record.tool_failures = (*record.tool_failures, ToolFailure(call, error, text))
+            return text
         if isinstance(result, str):
             return result
         try:
             return json_dumps(result)
         except (TypeError, ValueError):
             return str(result)
+
+
+_ERROR_TEXT_LIMIT = 2000
+"""The most characters of an exception's text a tool's error result carries."""
+
+
+def _error_text(error: Exception) -> str:
+    """A failed tool's result as the model reads it: ``Error: {type}: {text}``."""
+    try:
+        text = str(error)
+    except Exception:  # an exception whose __str__ fails still gets reported
+        text = ""
+    if len(text) > _ERROR_TEXT_LIMIT:
+        text = text[:_ERROR_TEXT_LIMIT] + "..."
+    name = type(error).__name__
+    return f"Error: {name}: {text}" if text else f"Error: {name}"
 
 
 def tool_spec(tool: Callable[..., Any] | ToolSpec) -> tuple[ToolSpec, Option]:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pytest_opdecide._nextstep._messages import ModelRequest
 
-__all__ = ["InvokeStep", "ModelStep", "Procedure", "Step"]
+__all__ = ["InvokeStep", "ModelStep", "Procedure", "Raised", "Step"]
 
 T = TypeVar("T")
 
@@ -30,13 +30,24 @@ class ModelStep:
 class InvokeStep:
     """Run a function (awaiting it on the async path); the driver sends back its result.
 
-    Model calls made inside the function become children of ``parent`` in the trace.
+    Model calls made inside the function become children of ``parent`` in the trace. With
+    ``catch``, an ``Exception`` the function raises is sent back wrapped in :class:`Raised`
+    instead of propagating (a tool's failure, reported to the model).
     """
 
     function: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     parent: int | None
+    catch: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Raised:
+    """What the driver sends back for an :class:`InvokeStep` with ``catch`` whose function
+    raised."""
+
+    error: Exception
 
 
 Step = ModelStep | InvokeStep

@@ -13,10 +13,26 @@ from pytest_opdecide._nextstep._messages import (
     ContentBlock,
     ModelReply,
     ModelRequest,
+    ToolCall,
     Usage,
 )
 
-__all__ = ["CallRecord", "CallTrace"]
+__all__ = ["CallRecord", "CallTrace", "ToolFailure"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    """A tool the model called that raised, its exception reported back to the model.
+
+    Attributes:
+        call: The model's tool call.
+        error: The exception the tool raised.
+        result: The tool result the model was sent instead: ``"Error: {type}: {text}"``.
+    """
+
+    call: ToolCall
+    error: Exception
+    result: str
 
 
 @dataclass(slots=True, eq=False)
@@ -32,6 +48,8 @@ class CallRecord:
         reply: What came back (``None`` when the call raised).
         error: The exception the call raised, if any.
         duration_s: Wall time of the call.
+        tool_failures: The tools this call's reply asked for that raised, each reported back
+            to the model as its error result (see ``tool_errors`` of :meth:`Runtime.exec`).
     """
 
     id: int
@@ -41,6 +59,7 @@ class CallRecord:
     reply: ModelReply | None
     error: BaseException | None
     duration_s: float
+    tool_failures: tuple[ToolFailure, ...] = ()
 
     @property
     def prompt(self) -> str:

@@ -28,9 +28,11 @@ The sections, in order:
 from __future__ import annotations
 
 import datetime
+import math
 import random
 import sys
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
@@ -52,6 +54,7 @@ from pytest_opdecide._nextstep._field_types import (
 )
 
 __all__ = [
+    "CannotGenerate",
     "RandomSource",
     "ValueLimits",
     "ValueSource",
@@ -65,6 +68,40 @@ T = TypeVar("T")
 
 FreeKind = Literal["any", "array", "object"]
 """What a type that accepts any content is: any value, any array, any object."""
+
+
+class CannotGenerate(ValueError):
+    """A field's constraint is beyond the generator (a regex ``pattern``), or no value meets
+    its constraints at all: refused at once, never tried again and again.
+
+    Attributes:
+        problem: What the field needs: ``must match the pattern '^[A-Z]{3}$', which ...``.
+        path: Where the field is: ``code``, ``item.code``... (empty when unknown).
+        option: The option whose arguments were drawn, when known.
+    """
+
+    def __init__(self, problem: str, path: str = "", option: str | None = None) -> None:
+        self.problem = problem
+        self.path = path
+        self.option = option
+        field = f"field {path!r}" if path else "the value"
+        if option is None:
+            message = f"Cannot generate a value: {field} {problem}"
+        else:
+            message = (
+                f"Cannot generate valid arguments for option {option!r}: {field} {problem}; "
+                "script its pick by hand"
+            )
+        super().__init__(message)
+
+    def within(self, name: str) -> CannotGenerate:
+        """The same error, one level up: under the field ``name``."""
+        return CannotGenerate(self.problem, f"{name}.{self.path}" if self.path else name)
+
+    def of_option(self, option: str) -> CannotGenerate:
+        """The same error, for the arguments of ``option``."""
+        return CannotGenerate(self.problem, self.path, option)
+
 
 # --- the source --------------------------------------------------------------------------------
 
@@ -289,7 +326,14 @@ def _draw(spec: TypeSpec, source: ValueSource, depth: int) -> Any:
 
 
 def _fields(fields: Iterable[FieldSpec], source: ValueSource, depth: int) -> dict[str, Any]:
-    return {f.name: _draw(f.type, source, depth + 1) for f in fields if f.required or source.coin()}
+    values: dict[str, Any] = {}
+    for f in fields:
+        if f.required or source.coin():
+            try:
+                values[f.name] = _draw(f.type, source, depth + 1)
+            except CannotGenerate as error:
+                raise error.within(f.name) from None
+    return values
 
 
 def _count(source: ValueSource, sizes: tuple[int, int]) -> int:
@@ -345,9 +389,21 @@ def _object(spec: ObjectSpec, source: ValueSource, depth: int) -> dict[str, Any]
     return _fields(spec.fields, source, depth)
 
 
+_MODEL_SCHEMAS: weakref.WeakKeyDictionary[ModelSpec, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 def _model(spec: ModelSpec, source: ValueSource, depth: int) -> Any:
-    value = _fields(spec.shape.fields, source, depth)
-    return value if spec.accepts(value) else source.unaccepted(value)
+    # From the model's own JSON schema: its fields' constraints (``Field(ge=1)``...) are there,
+    # and a recursive model is a ``$ref`` to itself, drawn smaller as it goes deeper.
+    schema = _MODEL_SCHEMAS.get(spec)
+    if schema is None:
+        schema = _MODEL_SCHEMAS[spec] = spec.json_schema()
+    value = None
+    for _ in range(_SCHEMA_TRIES):
+        value = _from_schema(schema, source, schema.get("$defs", {}), 0)
+        if spec.accepts(value):
+            return value
+    return source.unaccepted(value)
 
 
 def _union(spec: UnionSpec, source: ValueSource, depth: int) -> Any:
@@ -392,7 +448,11 @@ _GENERATORS: dict[type[TypeSpec], Callable[[Any, ValueSource, int], Any]] = {
 
 # --- values from a JSON schema: where constraints are read ---------------------------------------
 
-_SCHEMA_DEPTH = 8
+_SCHEMA_DEPTH = 40
+"""How deep a schema is followed at all (a recursive one whose every level is required)."""
+_SCHEMA_SHALLOW = 6
+"""From this depth on, values are drawn as small as their schema allows: no optional fields,
+the fewest items, union members that do not recurse."""
 _SCHEMA_NUMBERS = (0, 100)
 """The range of a number whose schema bounds it on neither side (or one side, to here)."""
 _SCHEMA_ITEMS = (1, 3)
@@ -409,6 +469,12 @@ def _time(source: ValueSource) -> datetime.time:
 
 
 def _string(schema: Mapping[str, Any], source: ValueSource) -> str:
+    pattern = schema.get("pattern")
+    if pattern is not None:
+        raise CannotGenerate(
+            f"must match the pattern {pattern!r}, and the value generator writes no text for "
+            "regular expressions"
+        )
     form = schema.get("format")
     words = RandomSource.WORDS
     if form == "date":
@@ -435,19 +501,110 @@ def _string(schema: Mapping[str, Any], source: ValueSource) -> str:
     return source.text(int(schema.get("minLength", 0)), None if maximum is None else int(maximum))
 
 
-def _bounds(schema: Mapping[str, Any]) -> tuple[float, float]:
-    low, high = _SCHEMA_NUMBERS
-    if "minimum" in schema:
-        low = schema["minimum"]
-    if "exclusiveMinimum" in schema:
-        low = schema["exclusiveMinimum"] + 1
-    if "maximum" in schema:
-        high = schema["maximum"]
-    if "exclusiveMaximum" in schema:
-        high = schema["exclusiveMaximum"] - 1
-    if high < low:
-        high = low + 100
-    return low, high
+def _limits(schema: Mapping[str, Any]) -> tuple[float, bool, float, bool]:
+    """The range a number's schema allows: (low, low is open, high, high is open).
+
+    A side the schema leaves free reaches to :data:`_SCHEMA_NUMBERS` (or a hundred past the
+    other bound, when that one lies beyond it).
+    """
+    low: float | None = schema.get("minimum")
+    low_open = False
+    exclusive = schema.get("exclusiveMinimum")
+    if exclusive is not None and (low is None or exclusive >= low):
+        low, low_open = exclusive, True
+    high: float | None = schema.get("maximum")
+    high_open = False
+    exclusive = schema.get("exclusiveMaximum")
+    if exclusive is not None and (high is None or exclusive <= high):
+        high, high_open = exclusive, True
+    if low is None:
+        low = _SCHEMA_NUMBERS[0] if high is None or high > _SCHEMA_NUMBERS[0] else high - 100
+    if high is None:
+        high = _SCHEMA_NUMBERS[1] if low < _SCHEMA_NUMBERS[1] else low + 100
+    return low, low_open, high, high_open
+
+
+def _shown(low: float, low_open: bool, high: float, high_open: bool) -> str:
+    return f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+
+
+def _integer(schema: Mapping[str, Any], source: ValueSource) -> int:
+    low, low_open, high, high_open = _limits(schema)
+    first = math.floor(low) + 1 if low_open else math.ceil(low)
+    last = math.ceil(high) - 1 if high_open else math.floor(high)
+    step = schema.get("multipleOf")
+    if step is not None and step > 0:
+        if float(step).is_integer():
+            step = int(step)
+            lowest, highest = -(-first // step), last // step
+            if lowest > highest:
+                raise CannotGenerate(
+                    f"must be a multiple of {step} in "
+                    f"{_shown(low, low_open, high, high_open)}, and none is"
+                )
+            return int(source.integer(lowest, highest) * step)
+        whole: int = _multiple(float(step), float(first), False, float(last), False, source, True)
+        return whole
+    if first > last:
+        raise CannotGenerate(
+            f"must be an integer in {_shown(low, low_open, high, high_open)}, and none is"
+        )
+    return source.integer(first, last)
+
+
+def _multiple(
+    step: float,
+    low: float,
+    low_open: bool,
+    high: float,
+    high_open: bool,
+    source: ValueSource,
+    whole: bool = False,
+) -> Any:
+    """A multiple of ``step`` in the range (an integer one, with ``whole``)."""
+    lowest, highest = math.ceil(low / step), math.floor(high / step)
+    if low_open and lowest * step <= low:
+        lowest += 1
+    if high_open and highest * step >= high:
+        highest -= 1
+    if whole:  # an integer field whose step is a fraction: the first whole multiple
+        found = next(
+            (k for k in range(lowest, min(highest, lowest + 1000) + 1) if (k * step).is_integer()),
+            None,
+        )
+        if found is None:
+            raise CannotGenerate(
+                f"must be an integer multiple of {step} in "
+                f"{_shown(low, low_open, high, high_open)}, and none is"
+            )
+        return int(found * step)
+    if lowest > highest:
+        raise CannotGenerate(
+            f"must be a multiple of {step} in {_shown(low, low_open, high, high_open)}, and none is"
+        )
+    value = source.integer(lowest, highest) * step
+    # Rounded past the step's own decimals: 3 * 0.1 is 0.30000000000000004.
+    decimals = 6 - math.floor(math.log10(step)) if step < 1 else 6
+    return round(value, decimals)
+
+
+def _number(schema: Mapping[str, Any], source: ValueSource) -> float:
+    low, low_open, high, high_open = _limits(schema)
+    step = schema.get("multipleOf")
+    if step is not None and step > 0:
+        value: float = _multiple(float(step), low, low_open, high, high_open, source)
+        return value
+    if high < low or (high == low and (low_open or high_open)):
+        raise CannotGenerate(
+            f"must be a number in {_shown(low, low_open, high, high_open)}, and none is"
+        )
+    # Two decimals, which a ``decimal_places`` constraint of two or more accepts.
+    value = round(source.real(low, high), 2)
+    if value < low or value > high or (low_open and value <= low) or (high_open and value >= high):
+        value = round(low + (high - low) / 2, 2)  # an open bound, or rounding, went past
+        if not low < value < high:
+            value = low + (high - low) / 2
+    return value
 
 
 def _from_schema(
@@ -465,7 +622,8 @@ def _from_schema(
         return source.pick(list(schema["enum"]))
     for key in ("anyOf", "oneOf"):
         if schema.get(key):
-            return _from_schema(source.pick(schema[key]), source, defs, depth + 1)
+            members = _generatable(schema[key], depth)
+            return _from_schema(source.pick(members), source, defs, depth + 1)
     if schema.get("allOf"):
         return _from_schema(schema["allOf"][0], source, defs, depth + 1)
     kind = schema.get("type")
@@ -474,11 +632,9 @@ def _from_schema(
     if kind == "string":
         return _string(schema, source)
     if kind == "integer":
-        low, high = _bounds(schema)
-        return source.integer(int(low), int(high))
+        return _integer(schema, source)
     if kind == "number":
-        # Two decimals, which a ``decimal_places`` constraint of two or more accepts.
-        return round(source.real(*_bounds(schema)), 2)
+        return _number(schema, source)
     if kind == "boolean":
         return source.coin()
     if kind == "null":
@@ -490,6 +646,29 @@ def _from_schema(
     return source.free_json("any")  # a schema without a type accepts any value
 
 
+def _generatable(members: Sequence[Any], depth: int) -> Sequence[Any]:
+    """The members of a union worth drawing: none that needs a ``pattern`` while another does
+    not, a number rather than its text form (a ``Decimal``); past :data:`_SCHEMA_SHALLOW`, none
+    that refers to a definition (so a recursive model comes to an end) while another does not."""
+    plain = [m for m in members if not (isinstance(m, Mapping) and "pattern" in m)]
+    members = plain or members
+    kinds = {m.get("type") for m in members if isinstance(m, Mapping)}
+    if kinds & {"number", "integer"} and "string" in kinds:
+        # A number or its text (a ``Decimal``): the text must spell a number, so draw the number.
+        members = [m for m in members if not isinstance(m, Mapping) or m.get("type") != "string"]
+    if depth >= _SCHEMA_SHALLOW:
+        flat = [m for m in members if isinstance(m, Mapping) and not _refers(m)]
+        members = flat or members
+    return members
+
+
+def _refers(schema: Mapping[str, Any]) -> bool:
+    if "$ref" in schema:
+        return True
+    items = schema.get("items")
+    return isinstance(items, Mapping) and "$ref" in items and schema.get("minItems", 0) > 0
+
+
 def _array(
     schema: Mapping[str, Any], source: ValueSource, defs: Mapping[str, Any], depth: int
 ) -> list[Any]:
@@ -499,6 +678,8 @@ def _array(
     items = schema.get("items", {})
     low = int(schema.get("minItems", _SCHEMA_ITEMS[0]))
     high = int(schema.get("maxItems", max(low, _SCHEMA_ITEMS[1])))
+    if depth >= _SCHEMA_SHALLOW:  # deep in a recursive model: as few items as allowed
+        low = high = int(schema.get("minItems", 0))
     values: list[Any] = []
     for _ in range(source.integer(low, max(low, high))):
         value = _from_schema(items, source, defs, depth + 1)
@@ -511,11 +692,14 @@ def _schema_object(
     schema: Mapping[str, Any], source: ValueSource, defs: Mapping[str, Any], depth: int
 ) -> dict[str, Any]:
     required = set(schema.get("required", ()))
-    values = {
-        name: _from_schema(sub, source, defs, depth + 1)
-        for name, sub in schema.get("properties", {}).items()
-        if name in required or source.coin()
-    }
+    deep = depth >= _SCHEMA_SHALLOW  # deep in a recursive model: required fields only
+    values: dict[str, Any] = {}
+    for name, sub in schema.get("properties", {}).items():
+        if name in required or (not deep and source.coin()):
+            try:
+                values[name] = _from_schema(sub, source, defs, depth + 1)
+            except CannotGenerate as error:
+                raise error.within(name) from None
     extra = schema.get("additionalProperties")
     if isinstance(extra, Mapping) and not values:
         values[source.key()] = _from_schema(extra, source, defs, depth + 1)

@@ -21,6 +21,7 @@ nothing:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ from pytest_opdecide import hookspecs
 # for the whole process. A pytest run inside a test (pytester's in-process runs) drops the
 # modules it imported; a binding module imported again would be a second variable, unseen by
 # the Agent classes that the package has already handed out.
-from pytest_opdecide._nextstep._binding import bind_runtime
+from pytest_opdecide._nextstep._binding import bind_runtime, set_no_runtime_hint
 from pytest_opdecide.plugin import _case_twins, _ini_typos, _snapshot_usage
 from pytest_opdecide.plugin._guard import AllowedHosts, Scope, guard
 from pytest_opdecide.plugin._live_runs import LiveRun, LiveRuns
@@ -179,10 +180,26 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     previous = guard.scope, guard.test_id, guard.allowed
     guard.scope, guard.test_id = scope, item.nodeid
     guard.allowed = item.config.stash[_allowed_key]
+    hint = set_no_runtime_hint(functools.partial(_no_runtime_in_test, item))
     try:
         return (yield)
     finally:
+        set_no_runtime_hint(hint)
         guard.scope, guard.test_id, guard.allowed = previous
+
+
+def _no_runtime_in_test(item: pytest.Item) -> str:
+    """What a model call with no runtime is told in the test ``item``: the fixture and the
+    marker that give it one."""
+    name = getattr(item, "originalname", None) or item.name
+    return (
+        f"no runtime available in {item.nodeid}: the code under test made a model call, and "
+        "the test gives it no runtime.\n"
+        f"  - ask for the `runtime` fixture: def {name}(runtime): ...\n"
+        '  - or script the model: @pytest.mark.opdecide(script=[pick("...")]) (it brings the '
+        "`runtime` fixture along)\n"
+        "  - or pass runtime= explicitly."
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -322,7 +339,8 @@ def runtime(request: pytest.FixtureRequest, opdecide_settings: Settings) -> Iter
     steps fail the test at teardown. For ``cassette=True`` tests, the real runtime (from the
     ``pytest_opdecide_runtime`` hook, or an OpenAI-compatible runtime) replaying or recording
     a cassette, or talking to the live model. ``Agent`` methods and ``agent()`` called in the
-    test without a runtime use it.
+    test without a runtime use it, and so do Agents built with a runtime of their own
+    (``Agent(runtime=...)``), unless the ``override_runtimes`` setting is off.
     """
     marker = marker_kwargs(request.node)
     mode = mode_of(marker, opdecide_settings)
@@ -340,14 +358,18 @@ def runtime(request: pytest.FixtureRequest, opdecide_settings: Settings) -> Iter
             fake = ScriptedRuntime(*script, strict=opdecide_settings.strict)
         except TypeError as exc:
             pytest.fail(f"@pytest.mark.opdecide(script=...): {exc}", pytrace=False)
-        with bind_runtime(fake):
+        with bind_runtime(fake, override=opdecide_settings.override_runtimes):
             yield fake
         if opdecide_settings.strict and call_passed(request.node):
             fake.assert_complete()
         return
     from pytest_opdecide.plugin._real_components import real_runtime
 
-    with real_runtime(request, opdecide_settings, mode) as real, bind_runtime(real):
+    override = opdecide_settings.override_runtimes
+    with (
+        real_runtime(request, opdecide_settings, mode) as real,
+        bind_runtime(real, override=override),
+    ):
         yield real
 
 

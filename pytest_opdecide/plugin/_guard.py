@@ -30,6 +30,7 @@ from typing import Literal
 
 from pytest_opdecide._http import _network as network
 from pytest_opdecide._http._network import Attempt
+from pytest_opdecide._nextstep._binding import current_agent, current_runtime
 
 __all__ = [
     "AllowedHosts",
@@ -261,6 +262,16 @@ def _connect_target(attempt: Attempt) -> str:
     return f"{host}:{attempt.port if attempt.port is not None else '?'}"
 
 
+def _configured_agent() -> str | None:
+    """The class name of the running Agent method's Agent, when the runtime bound is the one
+    that Agent was built with (so a refused model call came from there)."""
+    agent = current_agent()
+    own = getattr(agent, "runtime", None)
+    if own is None:
+        return None
+    return type(agent).__name__ if current_runtime() is own else None
+
+
 class _Guard:
     """The process-wide guard; the plugin sets :attr:`scope`, :attr:`test_id` and
     :attr:`allowed` for each test."""
@@ -290,6 +301,15 @@ class _Guard:
             "  - allow it for this test: @pytest.mark.opdecide(guard=False) (or "
             "--opdecide-guard=off for the run).",
         ]
+        configured = _configured_agent() if attempt.model_call else None
+        if configured is not None:
+            lines[1:1] = [
+                f"  {configured} was built with a runtime of its own (Agent(runtime=...)), and "
+                "that runtime made this call:",
+                "  - let the test's runtime replace it: the `runtime` fixture or "
+                "@pytest.mark.opdecide(script=[...]) with the override_runtimes setting on (the "
+                "default), or `with use_runtime(fake, override=True):` around the call, or",
+            ]
         if not attempt.model_call:
             host = attempt.host.lower()
             lines[-1] = lines[-1][:-1] + ", or"

@@ -212,6 +212,14 @@ SETTINGS: tuple[Setting, ...] = (
         ini=False,
         switch=True,
     ),
+    Setting(
+        "override_runtimes",
+        parse_bool,
+        True,
+        "the test's runtime replaces the runtimes Agents were built with (Agent(runtime=...)); "
+        "off: such an Agent keeps using its own",
+        metavar="yes|no",
+    ),
     Setting("cassette_dir", _text, "cassettes", "directory of cassettes (relative to rootdir)"),
     Setting(
         "base_url",
@@ -303,6 +311,7 @@ class Settings:
     allow_hosts: tuple[str, ...]
     record: str
     live: bool
+    override_runtimes: bool
     cassette_dir: str
     base_url: str | None
     model: str

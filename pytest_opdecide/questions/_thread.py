@@ -30,14 +30,21 @@ from pytest_opdecide.questions._abort import AbortSignal
 from pytest_opdecide.questions._json import json_copy
 from pytest_opdecide.questions._models import DecisionRequest, DecisionResult
 from pytest_opdecide.questions._provider import (
+    BaseDecisionProvider,
     DecisionProvider,
     DecisionProviderFactory,
     ProviderFactoryConfig,
     declared_provider_problem,
     resolve_provider_config,
 )
-from pytest_opdecide.questions._provider_errors import ProviderConfigError, ThreadChangedError
-from pytest_opdecide.questions._validate import validate_request
+from pytest_opdecide.questions._provider_errors import (
+    InvalidResultError,
+    ProviderConfigError,
+    ProviderError,
+    ThreadChangedError,
+)
+from pytest_opdecide.questions._rules import Rule
+from pytest_opdecide.questions._validate import validate_request, validate_result
 
 ProviderSource: TypeAlias = (
     DecisionProviderFactory[Any]
@@ -136,6 +143,33 @@ def _provider_name(provider: object) -> str:
     return name if isinstance(name, str) and name else type(provider).__name__
 
 
+def _held_to_the_spec(
+    provider: DecisionProvider, request: DecisionRequest, result: object
+) -> DecisionResult:
+    """The provider's result, parsed into the typed models and checked by every result rule,
+    whatever the provider is: our base class checks its own (unless a subclass replaced its
+    ``decide``), any other provider's result is checked here."""
+    if type(provider).decide is BaseDecisionProvider.decide and isinstance(result, DecisionResult):
+        return result  # BaseDecisionProvider.decide ran validate_result already
+    name = _provider_name(provider)
+    if not isinstance(result, DecisionResult | Mapping):
+        raise ProviderError(
+            f"provider {name!r} produced a result that breaks a rule: result: "
+            f"{Rule.RESULT_SHAPE.value}: decide() must return a DecisionResult (or its wire JSON "
+            f"as a dict), got {type(result).__name__}",
+            "unknown",
+        )
+    decimals = getattr(provider, "probability_decimals", None)
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        decimals = None
+    try:
+        return validate_result(request, result, decimals=decimals)
+    except InvalidResultError as error:
+        raise ProviderError(
+            f"provider {name!r} produced a result that breaks a rule: {error}", "unknown"
+        ) from error
+
+
 def _declares_provider(source: object) -> bool:
     return hasattr(source, "kind") or hasattr(source, "decide")
 
@@ -181,7 +215,8 @@ class ThreadState:
                 fields (``model``, ``context``, ``questions``, optional ``signal``).
 
         Returns:
-            The provider's result.
+            The provider's result as a typed ``DecisionResult`` (a provider's dict is parsed),
+            checked by every result rule whatever the provider is.
 
         Raises:
             TypeError: No provider was given, or what was given is not a decision provider or
@@ -190,7 +225,9 @@ class ThreadState:
             ThreadChangedError: The provider changed the thread's messages, or tried to add
                 one, run a tool or start a turn through the thread (refused), while it decided.
             ProviderError: ``invalid_request`` for a malformed request (before the provider is
-                called), or whatever the provider raises.
+                called), ``unknown`` for a result that is no ``DecisionResult`` or breaks a
+                rule (the message names the provider and the rule), or whatever the provider
+                raises.
         """
         source, request = _split_options(options)
         watch = _Watch.start(self, _name(source))
@@ -212,7 +249,7 @@ class ThreadState:
         changes = watch.changes()
         if changes:
             raise ThreadChangedError(watch.provider, self.thread_id, changes)
-        return result
+        return _held_to_the_spec(provider, request, result)
 
     def _inside_a_decision(self) -> _Watch | None:
         """The decision on this thread whose code is calling, if any."""

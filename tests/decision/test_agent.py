@@ -180,6 +180,7 @@ class TestBinding:
         assert Helper(runtime=rt).run() is rt
 
 
+@pytest.mark.usefixtures("outside_pytest")
 class TestNoRuntime:
     def test_agent_outside_any_agent_call(self) -> None:
         with pytest.raises(RuntimeError) as info:

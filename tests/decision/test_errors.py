@@ -326,6 +326,7 @@ class TestRepick:
         assert rt.prompts[0].startswith("Previous reply:\nfirst bad\n\n")
         assert rt.prompts[1].startswith("Previous reply:\nsecond bad\n\n")
 
+    @pytest.mark.usefixtures("outside_pytest")
     def test_parse_args_needs_a_runtime_to_repick(self) -> None:
         with pytest.raises(RuntimeError) as info:
             decision.parse_args("no pick", OPTIONS)
@@ -335,6 +336,7 @@ class TestRepick:
     def test_parse_args_without_runtime_is_fine_when_nothing_fails(self) -> None:
         assert decision.parse_args(pick("a"), OPTIONS) == ("a", {})
 
+    @pytest.mark.usefixtures("outside_pytest")
     def test_make_without_a_runtime(self) -> None:
         with pytest.raises(RuntimeError) as info:
             decision.make("Pick.", OPTIONS)

@@ -25,6 +25,7 @@ EXPECTED = [
     "choose",
     "error",
     "every_option",
+    "every_tool_call",
     "fails",
     "fake_context",
     "hangs",

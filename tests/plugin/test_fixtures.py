@@ -167,6 +167,7 @@ def test_opdecide_settings_holds_the_defaults(project: pytest.Pytester) -> None:
                 allow_hosts=(),
                 record="none",
                 live=False,
+                override_runtimes=True,
                 cassette_dir="cassettes",
                 base_url=DEFAULT_BASE_URL,
                 model="smollm2-135m-instruct",
@@ -267,8 +268,9 @@ def test_opdecide_config_can_differ_per_directory(project: pytest.Pytester) -> N
         (
             "{'sead': 1}",
             "opdecide_config fixture returned unknown settings ['sead']; known: ['allow_unused', "
-            "'base_url', 'cassette_dir', 'guard', 'live', 'model', 'record', 'scrub_fields', "
-            "'seed', 'snapshot_dir', 'strict', 'structured_decisions', 'volatile']",
+            "'base_url', 'cassette_dir', 'guard', 'live', 'model', 'override_runtimes', 'record', "
+            "'scrub_fields', 'seed', 'snapshot_dir', 'strict', 'structured_decisions', "
+            "'volatile']",
         ),
         (
             "{'update_snapshots': True}",

@@ -20,7 +20,8 @@ def test_markers_are_registered_and_described(project: pytest.Pytester) -> None:
             "@pytest.mark.opdecide(script=*, answers=*, cassette=False, expected=*, **settings): "
             "script the `runtime` / `decision_provider` fixtures, run against a cassette, give "
             "the expected answers of live question decisions, or override settings (seed, "
-            "strict, guard, record, live, cassette_dir, base_url, model, structured_decisions, "
+            "strict, guard, record, live, override_runtimes, cassette_dir, base_url, model, "
+            "structured_decisions, "
             "allow_unused, volatile, scrub_fields, runs, min_pass_rate)*",
             "@pytest.mark.opdecide_live: needs a real model server; runs only with "
             "--opdecide-live or the OPDECIDE_LIVE_URL environment variable set*",

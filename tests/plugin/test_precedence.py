@@ -112,6 +112,15 @@ BOOLEANS: dict[str, dict[str, tuple[Any, Any]]] = {
         "fixture": (True, False),
         "ini": ("on", "off"),
     },
+    "override_runtimes": {
+        "command line": (
+            "--opdecide-override-runtimes=yes",
+            "--opdecide-override-runtimes=no",
+        ),
+        "marker": (True, False),
+        "fixture": (True, False),
+        "ini": ("on", "off"),
+    },
     "live": {
         "command line": ("--opdecide-live", None),
         "marker": (True, False),
