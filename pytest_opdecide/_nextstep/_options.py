@@ -239,7 +239,94 @@ _unweakable_cache: dict[Any, _FunctionShape] = {}
 _UNWEAKABLE_MAX = 4096
 
 
+# --- shapes by what determines them ---------------------------------------------------------
+# A function defined inside the method that makes the decision is a new object on every call,
+# but every such closure shares its ``__code__``; what else its shape is made of can be read off
+# the function object: its defaults, its annotations, its docstring and its globals (where string
+# annotations are resolved). Shapes are also kept by code, each with a copy of those parts,
+# compared exactly (see :func:`_same`), so a fresh closure costs a few comparisons, not a new
+# signature, type resolution and pydantic validator.
+
+_FunctionType = type(_first_paragraph)
+_code_cache: dict[Any, list[tuple[tuple[Any, ...], _FunctionShape]]] = {}
+_CODE_CACHE_MAX = 1024
+_SHAPES_PER_CODE = 4
+_EXACT_LEAVES = (str, int, float, bool, bytes, type(None), complex)
+
+
+def _same(a: Any, b: Any, depth: int = 0) -> bool:
+    """Whether ``a`` and ``b`` make the same shape: the same object, or equal values of the very
+    same types all the way down (``1``, ``1.0`` and ``True`` are equal but render apart)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b) or depth > 32:
+        return False
+    if kind in _EXACT_LEAVES:
+        return bool(a == b)
+    if kind is tuple or kind is list:
+        if len(a) != len(b):
+            return False
+        if all(map(operator.is_, a, b)):  # the usual case, in C
+            return True
+        return all(_same(x, y, depth + 1) for x, y in zip(a, b, strict=False))
+    if kind is dict:
+        if list(a) != list(b):
+            return False
+        if all(map(operator.is_, a.values(), b.values())):
+            return True
+        return all(_same(a[k], b[k], depth + 1) for k in a)
+    args = getattr(a, "__args__", None)
+    if isinstance(args, tuple):  # a typing construct: list[str], X | None, Literal[...]
+        return (
+            _same(getattr(a, "__origin__", None), getattr(b, "__origin__", None), depth + 1)
+            and _same(args, getattr(b, "__args__", None), depth + 1)
+            and _same(getattr(a, "__metadata__", None), getattr(b, "__metadata__", None), depth + 1)
+        )
+    if dataclasses.is_dataclass(a):  # Param, FromContext
+        return all(
+            _same(getattr(a, f.name), getattr(b, f.name), depth + 1) for f in dataclasses.fields(a)
+        )
+    return False  # any other object: only itself
+
+
+def _code_parts(fn: Any) -> tuple[Any, ...]:
+    return (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
+
+
+def _shape_by_code(fn: Any) -> _FunctionShape:
+    code = fn.__code__
+    parts = _code_parts(fn)
+    shapes = _code_cache.get(code)
+    if shapes is not None:
+        for kept, shape in shapes:
+            if kept[0] is fn.__globals__ and _same(kept[1:], parts):
+                return shape
+    shape = _introspect(fn)
+    if shapes is None:
+        if len(_code_cache) >= _CODE_CACHE_MAX:
+            _code_cache.pop(next(iter(_code_cache)))
+        shapes = _code_cache[code] = []
+    # A copy of the annotations: the function's own dict can be changed in place.
+    kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
+    shapes.insert(0, (kept, shape))
+    del shapes[_SHAPES_PER_CODE:]
+    return shape
+
+
+def _by_code(fn: Any) -> bool:
+    """Whether ``fn``'s shape is made of its code and :func:`_code_parts` alone: a plain
+    function, not wrapped and without a signature of its own."""
+    return (
+        type(fn) is _FunctionType
+        and "__wrapped__" not in fn.__dict__
+        and "__signature__" not in fn.__dict__
+    )
+
+
 def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
+    if _by_code(fn):
+        return _shape_by_code(fn)
     # A bound method is a new object on every attribute access: key it by its function, in a
     # cache of its own (the bound signature has no ``self``).
     if inspect.ismethod(fn):
@@ -704,6 +791,7 @@ def clear_caches() -> None:
     _schema_cache.clear()
     _function_cache.clear()
     _method_cache.clear()
+    _code_cache.clear()
     _unweakable_cache.clear()
 
 
