@@ -106,11 +106,24 @@ class CallTrace:
         self._records: list[CallRecord] = []
         self._ids = itertools.count()
         self._lock = threading.Lock()
+        self._keep: int | None = None
         self.keep = keep
-        """Outside a test, how many of the most recent calls are kept (``None``: every call).
-        Inside a test every call is kept, whatever this says."""
         self.forgotten = 0
         """How many calls were dropped to stay within :attr:`keep`."""
+
+    @property
+    def keep(self) -> int | None:
+        """Outside a test, how many of the most recent calls are kept (``None``: every call).
+        Inside a test every call is kept, whatever this says."""
+        return self._keep
+
+    @keep.setter
+    def keep(self, value: int | None) -> None:
+        if value is not None and (type(value) is not int or value < 0):
+            raise TypeError(
+                f"trace.keep must be a whole number >= 0 or None (keep every call), got {value!r}"
+            )
+        self._keep = value
 
     def next_id(self) -> int:
         """Reserve the id of a call about to be made."""
@@ -121,9 +134,9 @@ class CallTrace:
         with self._lock:
             records = self._records
             records.append(record)
-            keep = self.keep
+            keep = self._keep
             if keep is not None and len(records) > keep and "PYTEST_CURRENT_TEST" not in os.environ:
-                extra = len(records) - max(keep, 0)
+                extra = len(records) - keep
                 del records[:extra]
                 self.forgotten += extra
 

@@ -44,3 +44,10 @@ def test_keep_none_keeps_every_call_outside_a_test(monkeypatch: pytest.MonkeyPat
     runtime.trace.keep = None
     _decide(runtime, 12)
     assert len(runtime.calls) == 12
+
+
+@pytest.mark.parametrize("bad", ["lots", -1, 2.5, True])
+def test_a_bad_keep_is_refused_when_set(bad: object) -> None:
+    runtime = FunctionRuntime(lambda call: pick("close"))
+    with pytest.raises(TypeError, match=r"trace.keep must be a whole number >= 0 or None"):
+        runtime.trace.keep = bad  # type: ignore[assignment]
