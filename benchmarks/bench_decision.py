@@ -1,4 +1,14 @@
-"""``decision.make`` through a fixed-reply runtime on a 10-option menu (issues 2 and 12).
+"""``decision.make`` on the menus real code builds (issue 22), and on a reused menu (2 and 12).
+
+The headline: each shape of :mod:`benchmarks.decision_shapes` (closures defined per call,
+descriptions carrying the ticket id, schema options, 2 to 1,000 options), the menu built anew
+on every call as the seed writes it, through a ``FunctionRuntime`` with ``pick(...)`` (a user's
+fake, its default settings), against the two anchors of :mod:`benchmarks.decision_anchors` in
+the same run, round by round: the reference's per-call work (target: at most 1.0 times) and a
+hand-written minimal decision (target: at most 2.0 times). The cold first call (every cache
+cleared) is compared with the reference's per-call work on the closures shape.
+
+The older figures follow:
 
 The menu: 2 function options, 1 schema option (a nested list of objects with an enum field) and
 7 value options; the reply is prose plus a fenced JSON pick of the schema option.
@@ -16,10 +26,14 @@ Three figures, each with a baseline measured in the same run:
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 from benchmarks import Measurement, median_seconds
+from benchmarks.decision_anchors import minimal_make, reference_make
+from benchmarks.decision_shapes import SHAPES
+from fake_runtimes import FunctionRuntime, pick
 from pytest_opdecide import ModelReply, ModelRequest, Runtime, decision
 from pytest_opdecide._nextstep import _options
 
@@ -128,7 +142,107 @@ def _cold(runtime: FixedRuntime) -> Any:
     return _once(runtime)
 
 
+PROMPT = "Decide the next step for ticket {ticket}."
+_TICKETS = itertools.count()  # a new ticket id on every call
+
+
+def _shape_rows() -> list[Measurement]:
+    rows: list[Measurement] = []
+    for title, build, (name, args) in SHAPES:
+
+        def step(call: Any, name: str = name, args: dict[str, Any] = args) -> Any:
+            return pick(name, **args)
+
+        runtime = FunctionRuntime(step)
+        text = f"I pick this.\n```json\n{json.dumps({'call': name, 'args': args})}\n```\n"
+
+        def model(prompt: str, text: str = text) -> str:
+            return text
+
+        def ours(build: Any = build, runtime: FunctionRuntime = runtime) -> Any:
+            ticket = f"T-{next(_TICKETS)}"
+            return decision.make(PROMPT.format(ticket=ticket), build(ticket), runtime=runtime)
+
+        def reference(build: Any = build, model: Any = model) -> Any:
+            ticket = f"T-{next(_TICKETS)}"
+            return reference_make(PROMPT.format(ticket=ticket), build(ticket), model)
+
+        def minimal(build: Any = build, model: Any = model) -> Any:
+            ticket = f"T-{next(_TICKETS)}"
+            return minimal_make(PROMPT.format(ticket=ticket), build(ticket), model)
+
+        expected = ours()
+        if reference() != expected or minimal() != expected:  # a fast wrong answer is no figure
+            raise AssertionError(f"{title}: the anchors resolve the pick differently")
+        number = max(5, 2000 // len(build("T")))
+        for fn in (ours, reference, minimal):
+            for _ in range(number):
+                fn()
+        rounds: dict[str, list[float]] = {"ours": [], "reference": [], "minimal": []}
+        for _ in range(5):  # alternating, so that all three see the same machine load
+            runtime.trace.clear()
+            rounds["ours"].append(median_seconds(ours, repeat=3, number=number))
+            rounds["reference"].append(median_seconds(reference, repeat=3, number=number))
+            rounds["minimal"].append(median_seconds(minimal, repeat=3, number=number))
+        us = {key: sorted(value)[2] * 1e6 for key, value in rounds.items()}
+        rows.append(
+            Measurement(
+                f"decision.make, {title} / reference's per-call work",
+                us["ours"] / us["reference"],
+                "x",
+                1.0,
+                baseline=1.0,
+                note=f"ours {us['ours']:.1f} µs, reference {us['reference']:.1f} µs",
+            )
+        )
+        rows.append(
+            Measurement(
+                f"decision.make, {title} / hand-written minimal",
+                us["ours"] / us["minimal"],
+                "x",
+                2.0,
+                baseline=1.0,
+                note=f"ours {us['ours']:.1f} µs, minimal {us['minimal']:.1f} µs",
+            )
+        )
+    return rows
+
+
+def _cold_row() -> Measurement:
+    title, build, (name, args) = SHAPES[0]
+    runtime = FunctionRuntime(lambda call: pick(name, **args))
+    text = f"```json\n{json.dumps({'call': name, 'args': args})}\n```\n"
+
+    def cold() -> Any:
+        _options.clear_caches()
+        return decision.make(PROMPT.format(ticket="T-1"), build("T-1"), runtime=runtime)
+
+    def reference() -> Any:
+        return reference_make(PROMPT.format(ticket="T-1"), build("T-1"), lambda prompt: text)
+
+    cold_rounds, reference_rounds = [], []
+    for _ in range(5):
+        runtime.trace.clear()
+        cold_rounds.append(median_seconds(cold, repeat=3, number=50))
+        reference_rounds.append(median_seconds(reference, repeat=3, number=50))
+    ours, theirs = sorted(cold_rounds)[2] * 1e6, sorted(reference_rounds)[2] * 1e6
+    return Measurement(
+        f"decision.make, cold first call ({title}) / reference's per-call work",
+        ours / theirs,
+        "x",
+        1.0,
+        baseline=1.0,
+        note=f"cold {ours:.1f} µs, reference {theirs:.1f} µs",
+    )
+
+
 def run() -> list[Measurement]:
+    rows = _shape_rows()
+    rows.append(_cold_row())
+    return rows + _reused_rows()
+
+
+def _reused_rows() -> list[Measurement]:
     runtime = FixedRuntime()
     router = Router(runtime)
     assert _once(runtime)["decision"] == "emit_plan"
@@ -154,7 +268,6 @@ def run() -> list[Measurement]:
     fresh = sorted(fresh_rounds)[2]
     pydantic = median_seconds(lambda: validate(args), repeat=15, number=20000)
     cold = median_seconds(lambda: _cold(runtime), repeat=7, number=300)
-    assert len(runtime.trace) == 7 * 300
     return [
         Measurement(
             "decision.make, 10 options, schema pick, reused menu (median per call)",

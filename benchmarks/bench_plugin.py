@@ -3,7 +3,10 @@
 1. A generated suite of 1,000 tests, each making one scripted decision through the ``runtime``
    fixture, against the same 1,000 tests building a ``ScriptedRuntime`` by hand with the plugin
    disabled (``-p no:opdecide``). Target: at most 1.5 times the baseline's time.
-2. pytest's start-up: ``pytest --co -q`` on an empty suite, with and without
+2. Trivial tests (an assertion each, no fixture, no marker): 2,000 of them with the plugin on
+   against ``-p no:opdecide``. Target: at most 1.03 times the baseline's CPU time (what the
+   plugin costs every test of a suite, most of which never use it).
+3. pytest's start-up: ``pytest --co -q`` on an empty suite, with and without
    ``-p no:opdecide``. Target: the plugin adds at most 150 ms.
 
 Every figure is the median of several runs, each a fresh ``python -m pytest -q -p
@@ -63,6 +66,13 @@ def test_decision_{n}():
     assert decision.make("Route ticket {n}.", OPTIONS, runtime=runtime) == "REFUND"
     runtime.assert_complete()
 """
+TRIVIAL_TESTS = 2000
+TRIVIAL = """
+
+def test_trivial_{n}():
+    assert {n} + 1 > {n}
+"""
+
 # The varying amount keeps every test's reply distinct (a strict pick is checked against the
 # option's parameters, so the option takes it).
 
@@ -71,13 +81,13 @@ def test_decision_{n}():
 _ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _write_suite(folder: Path, template: str) -> None:
+def _write_suite(folder: Path, template: str, tests: int = TESTS, header: str = HEADER) -> None:
     folder.mkdir()
     (folder / "pytest.ini").write_text(INI)
-    per_module = TESTS // MODULES
+    per_module = tests // MODULES
     for module in range(MODULES):
         body = "".join(template.format(n=module * per_module + i) for i in range(per_module))
-        (folder / f"test_suite_{module}.py").write_text(HEADER + body)
+        (folder / f"test_suite_{module}.py").write_text(header + body)
 
 
 def _run(folder: Path, arguments: Sequence[str], expect: Sequence[int]) -> tuple[float, float]:
@@ -126,11 +136,16 @@ def run() -> list[Measurement]:
         _write_suite(hand_suite, BY_HAND)
         empty.mkdir()
         (empty / "pytest.ini").write_text(INI)
+        trivial = root / "trivial"
+        _write_suite(trivial, TRIVIAL, TRIVIAL_TESTS, header="")
 
         passed = (0,)
         (plugin_cpu, plugin_wall), (hand_cpu, hand_wall) = _alternate(
             SUITE_ROUNDS,
             [(fixture_suite, [], passed), (hand_suite, ["-p", "no:opdecide"], passed)],
+        )
+        (on_cpu, on_wall), (off_cpu, off_wall) = _alternate(
+            SUITE_ROUNDS + 2, [(trivial, [], passed), (trivial, ["-p", "no:opdecide"], passed)]
         )
         no_tests = (5,)  # pytest's exit status when nothing was collected
         (with_cpu, with_wall), (without_cpu, without_wall) = _alternate(
@@ -148,6 +163,17 @@ def run() -> list[Measurement]:
             note=(
                 f"CPU {plugin_cpu:.2f} s vs baseline {hand_cpu:.2f} s; wall "
                 f"{plugin_wall:.2f} s vs {hand_wall:.2f} s ({plugin_wall / hand_wall:.2f}x)"
+            ),
+        ),
+        Measurement(
+            name=f"{TRIVIAL_TESTS:,} trivial tests, plugin on / -p no:opdecide (CPU)",
+            value=on_cpu / off_cpu,
+            unit="x",
+            target=1.03,
+            baseline=1.0,
+            note=(
+                f"CPU {on_cpu:.2f} s vs baseline {off_cpu:.2f} s; wall {on_wall:.2f} s vs "
+                f"{off_wall:.2f} s (start-up included)"
             ),
         ),
         Measurement(

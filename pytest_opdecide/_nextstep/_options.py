@@ -239,7 +239,96 @@ _unweakable_cache: dict[Any, _FunctionShape] = {}
 _UNWEAKABLE_MAX = 4096
 
 
+# --- shapes by what determines them ---------------------------------------------------------
+# A function defined inside the method that makes the decision is a new object on every call,
+# but every such closure shares its ``__code__``; what else its shape is made of can be read off
+# the function object: its defaults, its annotations, its docstring and its globals (where string
+# annotations are resolved). Shapes are also kept by code, each with a copy of those parts,
+# compared exactly (see :func:`_same`), so a fresh closure costs a few comparisons, not a new
+# signature, type resolution and pydantic validator.
+
+_FunctionType = type(_first_paragraph)
+_code_cache: dict[Any, list[tuple[tuple[Any, ...], _FunctionShape]]] = {}
+_CODE_CACHE_MAX = 1024
+_SHAPES_PER_CODE = 4
+_EXACT_LEAVES = (str, int, float, bool, bytes, type(None), complex)
+
+
+def _same(a: Any, b: Any, depth: int = 0) -> bool:
+    """Whether ``a`` and ``b`` make the same shape: the same object, or equal values of the very
+    same types all the way down (``1``, ``1.0`` and ``True`` are equal but render apart)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b) or depth > 32:
+        return False
+    if kind in _EXACT_LEAVES:
+        return bool(a == b)
+    if kind is tuple or kind is list:
+        if len(a) != len(b):
+            return False
+        if all(map(operator.is_, a, b)):  # the usual case, in C
+            return True
+        return all(_same(x, y, depth + 1) for x, y in zip(a, b, strict=False))
+    if kind is dict:
+        if list(a) != list(b):
+            return False
+        if all(map(operator.is_, a.values(), b.values())):
+            return True
+        return all(_same(a[k], b[k], depth + 1) for k in a)
+    args = getattr(a, "__args__", None)
+    if isinstance(args, tuple):  # a typing construct: list[str], X | None, Literal[...]
+        return (
+            _same(getattr(a, "__origin__", None), getattr(b, "__origin__", None), depth + 1)
+            and _same(args, getattr(b, "__args__", None), depth + 1)
+            and _same(getattr(a, "__metadata__", None), getattr(b, "__metadata__", None), depth + 1)
+        )
+    if dataclasses.is_dataclass(a):  # Param, FromContext
+        return all(
+            _same(getattr(a, f.name), getattr(b, f.name), depth + 1) for f in dataclasses.fields(a)
+        )
+    return False  # any other object: only itself
+
+
+def _shape_by_code(fn: Any) -> _FunctionShape:
+    code = fn.__code__
+    parts = (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
+    shapes = _code_cache.get(code)
+    if shapes is not None:
+        for kept, shape in shapes:
+            if kept[0] is fn.__globals__ and _same(kept[1:], parts):
+                return shape
+    shape = _introspect(fn)
+    if shapes is None:
+        if len(_code_cache) >= _CODE_CACHE_MAX:
+            _code_cache.pop(next(iter(_code_cache)))
+        shapes = _code_cache[code] = []
+    # A copy of the annotations: the function's own dict can be changed in place.
+    kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
+    shapes.insert(0, (kept, shape))
+    del shapes[_SHAPES_PER_CODE:]
+    return shape
+
+
+def _by_code(fn: Any) -> bool:
+    """Whether ``fn``'s shape is made of its code, defaults, annotations and doc alone: a plain
+    function, not wrapped and without a signature of its own."""
+    return (
+        type(fn) is _FunctionType
+        and "__wrapped__" not in fn.__dict__
+        and "__signature__" not in fn.__dict__
+    )
+
+
 def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
+    if _by_code(fn):
+        cached = _function_cache.get(fn)  # the same function again: found by identity
+        if cached is not None and cached.version == _VERSION(fn):
+            return cached
+        shape = _shape_by_code(fn)
+        if fn.__closure__ is None:  # a closure is new on every call: not worth keeping
+            _function_cache[fn] = shape
+        return shape
     # A bound method is a new object on every attribute access: key it by its function, in a
     # cache of its own (the bound signature has no ``self``).
     if inspect.ismethod(fn):
@@ -582,12 +671,17 @@ class _Entry:
     """Where a call's values are, for the loose snapshot: each value option's index in the menu,
     its entry's key in the options (its name, or its index in a list), and its place in the tuple
     the entry is (``None``: written bare)."""
+    order: tuple[Any, ...] = ()  # a dict-form menu's keys, in order (dict ``==`` ignores it)
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
 _menu_cache: dict[Any, list[_Entry]] = {}
 _MENU_CACHE_KEYS = 256
 _ENTRIES_PER_KEY = 8
+
+# key -> how many calls in a row missed every menu kept under it (see ``normalize_options``).
+_misses: dict[Any, int] = {}
+_MISSES_BEFORE_SKIPPING = 8
 
 # id(options) -> the entry whose ``last`` it is: a menu kept in a constant is found without
 # building its key. An id is trusted only while ``entry.last`` is that very object. Options
@@ -635,7 +729,10 @@ def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> No
     )
     try:
         exact = _snapshot(key, options, readings)
-        copy = _snapshot(key, options, readings, ordered=False)
+        # The same object may have been changed since in what ``==`` cannot see (the order of
+        # its keys, or of a schema's fields): its copy is the ordered snapshot, and the key
+        # order is checked with it.
+        copy = exact
         loose = _snapshot(key, options, readings, loose=True) if places else None
     except _Uncacheable:
         return
@@ -644,7 +741,7 @@ def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> No
         if len(_menu_cache) >= _MENU_CACHE_KEYS:
             _menu_cache.pop(next(iter(_menu_cache)))
         entries = _menu_cache[key] = []
-    entry = _Entry(exact, loose, menu, options, copy, places)
+    entry = _Entry(exact, loose, menu, options, copy, places, tuple(options) if by_key else ())
     entries.insert(0, entry)
     _seen(entry, options)
     del entries[_ENTRIES_PER_KEY:]
@@ -661,7 +758,9 @@ def normalize_options(options: Any) -> Menu:
     entry = _last_seen.get(id(options))
     if entry is not None and entry.last is options:
         try:
-            if entry.copy == options:  # the same object, unchanged since
+            if entry.copy == options and (  # the same object, unchanged since
+                type(options) is not dict or tuple(options) == entry.order
+            ):
                 return entry.menu
         except Exception:
             pass
@@ -682,16 +781,30 @@ def normalize_options(options: Any) -> Menu:
                 if entry.exact == options:
                     if id(options) in _last_seen:  # a kept object, changed back or moved
                         _seen(entry, options)
+                    _misses.pop(key, None)
                     return entry.menu
             except Exception:  # a value that refuses to be compared: not this entry
                 continue
         for entry in entries:  # the same menu, with other values (set per call)
             try:
                 if entry.loose is not None and entry.loose == options:
+                    _misses.pop(key, None)
                     return _rebound(entry, options)
             except Exception:
                 continue
     menu, readings = _normalize(options)
+    # A menu that differs on every call (a description with the ticket id, a closure) is never
+    # found again: after a run of misses under its key, only every 16th is kept, so that such a
+    # menu does not pay for snapshots it never uses (a hit ends the run).
+    streak = _misses.get(key, 0)
+    if entries and streak:
+        _misses[key] = streak + 1
+        if streak >= _MISSES_BEFORE_SKIPPING and streak % 16:
+            return menu
+    else:
+        if len(_misses) >= _MENU_CACHE_KEYS:
+            _misses.pop(next(iter(_misses)))
+        _misses[key] = 1
     _remember(key, options, menu, readings)
     return menu
 
@@ -699,11 +812,14 @@ def normalize_options(options: Any) -> Menu:
 def clear_caches() -> None:
     """Forget every cached menu, schema, function shape and menu text (for benchmarks)."""
     _menu_cache.clear()
+    _misses.clear()
     _last_seen.clear()
+    _frame_cache.clear()
     _menu_text_cache.clear()
     _schema_cache.clear()
     _function_cache.clear()
     _method_cache.clear()
+    _code_cache.clear()
     _unweakable_cache.clear()
 
 
@@ -748,17 +864,33 @@ def _field_line(f: FieldSpec) -> str:
     return line
 
 
+_frame_cache: dict[Any, tuple[str, str]] = {}
+_FRAME_CACHE_MAX = 8192
+
+
 def render_menu(options: list[Option] | tuple[Option, ...]) -> str:
     """Render options as the menu text the model reads."""
-    blocks: list[str] = []
-    for opt in options:
-        lines = [f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"]
-        if opt.description:
-            lines.append("    " + opt.description.strip("\n").replace("\n", "\n    "))
-        lines.extend(_field_line(f) for f in opt.fields)
+    return "".join([_render_block(opt) for opt in options])[:-1]
+
+
+def _render_block(opt: Option) -> str:
+    # The signature line, and the field and Call: lines, are kept by name and fields: a
+    # description that changes per call is all that is written anew.
+    key = (opt.name, opt.fields)
+    frame = _frame_cache.get(key)
+    if frame is None:
+        head = f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"
+        lines = [_field_line(f) for f in opt.fields]
         call: dict[str, Any] = {"call": opt.name}
         if opt.fields:
             call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
         lines.append(f"    Call: {json_dumps(call)}")
-        blocks.append("\n".join(lines) + "\n\n")
-    return "".join(blocks)[:-1]
+        frame = (head, "\n".join(lines) + "\n\n")
+        if len(_frame_cache) >= _FRAME_CACHE_MAX:
+            _frame_cache.pop(next(iter(_frame_cache)))
+        _frame_cache[key] = frame
+    head, tail = frame
+    if opt.description:
+        described = opt.description.strip("\n").replace("\n", "\n    ")
+        return f"{head}\n    {described}\n{tail}"
+    return f"{head}\n{tail}"

@@ -1,8 +1,15 @@
-"""The call trace: every model call a runtime makes, as a DAG of records."""
+"""The call trace: every model call a runtime makes, as a DAG of records.
+
+Inside a test (while pytest runs one: ``PYTEST_CURRENT_TEST`` is set) the trace keeps every
+call, for the test's assertions. Outside a test, a long-lived runtime in production keeps only
+its most recent :data:`DEFAULT_KEEP` calls (``trace.keep``; ``None`` keeps every call), so that
+its memory stays bounded however many decisions it makes.
+"""
 
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +24,10 @@ from pytest_opdecide._nextstep._messages import (
     Usage,
 )
 
-__all__ = ["CallRecord", "CallTrace", "ToolFailure"]
+__all__ = ["DEFAULT_KEEP", "CallRecord", "CallTrace", "ToolFailure"]
+
+DEFAULT_KEEP = 1000
+"""How many of its most recent calls a runtime's trace keeps outside a test."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +121,28 @@ class CallTrace:
     hangs off the tool round that ran the tool.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keep: int | None = DEFAULT_KEEP) -> None:
         self._records: list[CallRecord] = []
         self._ids = itertools.count()
         self._lock = threading.Lock()
+        self._keep: int | None = None
+        self.keep = keep
+        self.forgotten = 0
+        """How many calls were dropped to stay within :attr:`keep`."""
+
+    @property
+    def keep(self) -> int | None:
+        """Outside a test, how many of the most recent calls are kept (``None``: every call).
+        Inside a test every call is kept, whatever this says."""
+        return self._keep
+
+    @keep.setter
+    def keep(self, value: int | None) -> None:
+        if value is not None and (type(value) is not int or value < 0):
+            raise TypeError(
+                f"trace.keep must be a whole number >= 0 or None (keep every call), got {value!r}"
+            )
+        self._keep = value
 
     def next_id(self) -> int:
         """Reserve the id of a call about to be made."""
@@ -123,7 +151,13 @@ class CallTrace:
     def add(self, record: CallRecord) -> None:
         """Append a finished call."""
         with self._lock:
-            self._records.append(record)
+            records = self._records
+            records.append(record)
+            keep = self._keep
+            if keep is not None and len(records) > keep and "PYTEST_CURRENT_TEST" not in os.environ:
+                extra = len(records) - keep
+                del records[:extra]
+                self.forgotten += extra
 
     @property
     def calls(self) -> list[CallRecord]:

@@ -2,7 +2,8 @@
 
 The plugin remembers the command line and ini values once per run
 (:func:`remember_sources`); :func:`settings_for` resolves a test's settings from them, its
-marker and the ``opdecide_config`` fixture, with the one precedence of :mod:`._settings`. Every
+marker and the ``opdecide_config`` fixture, with the one precedence of :mod:`._settings` (once
+per distinct marker when the fixture gives none: the run's sources do not change). Every
 plugin-side module that reads a test's marker or settings asks here.
 """
 
@@ -33,7 +34,11 @@ LIVE_ENV = "OPDECIDE_LIVE_URL"
 DATA_KEYS = frozenset({"script", "answers", "cassette", "expected"})
 """Marker keywords that carry test data rather than settings."""
 
+_KNOWN_KEYS = DATA_KEYS | {s.name for s in SETTINGS if s.marker}
+
 _cli_key = pytest.StashKey[dict[str, Any]]()
+_resolved_key = pytest.StashKey[dict[Any, Settings]]()
+_RESOLVED_MAX = 256
 _ini_key = pytest.StashKey[dict[str, Any]]()
 
 
@@ -41,6 +46,7 @@ def remember_sources(config: pytest.Config, cli: dict[str, Any], ini: dict[str, 
     """Keep the run's command-line and ini values (those that were given) for every test."""
     config.stash[_cli_key] = {k: v for k, v in cli.items() if v is not None}
     config.stash[_ini_key] = {k: v for k, v in ini.items() if v not in (None, "")}
+    config.stash[_resolved_key] = {}
 
 
 def command_line(config: pytest.Config) -> dict[str, Any]:
@@ -57,7 +63,9 @@ def marker_kwargs(node: pytest.Item | pytest.Function) -> dict[str, Any]:
                 f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, got {mark.args!r}"
             )
         merged.update(mark.kwargs)
-    known = DATA_KEYS | {s.name for s in SETTINGS if s.marker}
+    if not merged:
+        return merged
+    known = _KNOWN_KEYS
     unknown = sorted(set(merged) - known)
     if unknown:
         named = "; ".join(f"{name!r}{did_you_mean(name, known)}" for name in unknown)
@@ -80,6 +88,22 @@ def settings_for(
 ) -> Settings:
     """Resolve a test's settings from every source (the one precedence)."""
     settings_marker = {k: v for k, v in marker.items() if k not in DATA_KEYS}
+    # The command line and ini are the run's: the settings of a test without a fixture's
+    # settings depend on its marker's settings alone, resolved once per distinct marker (the
+    # settings of most tests: none), not once per test.
+    key: Any = None
+    resolved = config.stash.get(_resolved_key, None)
+    if not fixture and resolved is not None:
+        try:
+            key = tuple((k, type(v), v) for k, v in sorted(settings_marker.items()))
+            found = resolved.get(key)
+        except TypeError:  # an unhashable value: resolved every time
+            key = found = None
+        if found is not None:
+            return found
     cli: dict[str, Any] = config.stash[_cli_key]
     ini: dict[str, Any] = config.stash[_ini_key]
-    return resolve(cli=cli, marker=settings_marker, fixture=fixture, ini=ini)
+    settings = resolve(cli=cli, marker=settings_marker, fixture=fixture, ini=ini)
+    if key is not None and resolved is not None and len(resolved) < _RESOLVED_MAX:
+        resolved[key] = settings
+    return settings

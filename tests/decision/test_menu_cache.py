@@ -194,3 +194,28 @@ def test_a_literal_in_a_schema_changed_is_never_served_stale() -> None:
     b = decision.render_options({"o": ("D.", {"m": Literal["a", "c"]})})
     assert '(options: "a", "b")' in a
     assert '(options: "a", "c")' in b
+
+
+def test_a_kept_dict_whose_key_is_moved_to_the_end_is_never_served_stale() -> None:
+    options = {"close": "CLOSED", "wait": "WAITING", "ask": "ASKED"}
+    assert normalize_options(options).names == ("close", "wait", "ask")
+    assert normalize_options(options).names == ("close", "wait", "ask")
+    options["close"] = options.pop("close")
+    assert normalize_options(options).names == ("wait", "ask", "close")
+
+
+def test_a_kept_schema_whose_fields_are_reordered_is_never_served_stale() -> None:
+    schema: dict[str, Any] = {"a": str, "b": int}
+    options = {"plan": ("Plan.", schema), "close": "CLOSED"}
+    assert "plan(a: str, b: int)" in normalize_options(options).text
+    assert "plan(a: str, b: int)" in normalize_options(options).text
+    schema["a"] = schema.pop("a")
+    assert "plan(b: int, a: str)" in normalize_options(options).text
+
+
+def test_menus_that_never_repeat_are_served_right_every_time() -> None:
+    for n in range(40):  # past the run of misses after which most are not kept
+        options = {"close": ("CLOSED", f"Close ticket {n}."), "wait": "WAITING"}
+        assert f"Close ticket {n}." in normalize_options(options).text
+    again = {"close": ("CLOSED", "Close ticket 3."), "wait": "WAITING"}
+    assert "Close ticket 3." in normalize_options(again).text

@@ -1,0 +1,82 @@
+"""Functions defined inside the method that decides: new objects on every call, one shape.
+
+Closures share their code; their shapes are kept by code and by what else the shape is made of
+(defaults, annotations, docstring, globals), compared exactly, so that a fresh closure is read
+at the cost of a few comparisons, and one that differs in any of them is read anew. (No
+``from __future__ import annotations`` here: the closures' annotations are evaluated per call.)
+"""
+
+from typing import Annotated, Any, Literal
+
+from pytest_opdecide import Param
+from pytest_opdecide._nextstep import _options
+from pytest_opdecide._nextstep._options import normalize_options
+
+
+def _make(limit: Any, doc: str = "Refund the customer.") -> Any:
+    def refund(amount: int, reason: str = "late", cap: Any = limit) -> str:
+        return f"{amount} {reason} {cap}"
+
+    refund.__doc__ = doc
+    return refund
+
+
+def test_closures_of_one_code_share_their_shape() -> None:
+    first, second = _make(5), _make(5)
+    assert first is not second
+    one = normalize_options({"refund": first}).by_name["refund"]
+    two = normalize_options({"refund": second}).by_name["refund"]
+    assert one.fields is two.fields  # read once
+    assert two.handler is second  # each call's own function is the one called
+
+
+def test_a_closure_with_another_default_is_read_anew() -> None:
+    menu = normalize_options({"refund": _make(5)})
+    other = normalize_options({"refund": _make(True)})
+    assert [f.default for f in menu.by_name["refund"].fields][-1] == 5
+    assert [f.default for f in other.by_name["refund"].fields][-1] is True
+    required = normalize_options({"refund": _make(1)}).by_name["refund"].fields
+    assert required[-1].default == 1
+    assert type(required[-1].default) is int
+
+
+def test_a_closure_with_another_docstring_is_read_anew() -> None:
+    assert "Refund the customer." in normalize_options({"refund": _make(1)}).text
+    assert "Pay back." in normalize_options({"refund": _make(1, "Pay back.")}).text
+
+
+def _typed(kind: Any, options: tuple[Any, ...]) -> Any:
+    def pick_it(value: kind, level: Annotated[int, Param("Level", options=options)]) -> str:
+        return str(value)
+
+    return pick_it
+
+
+def test_a_closure_with_other_annotations_is_read_anew() -> None:
+    text = normalize_options({"p": _typed(Literal["a", "b"], (1, 2))}).text
+    assert '"a", "b"' in text
+    changed = normalize_options({"p": _typed(Literal["a", "c"], (1, 2))}).text
+    assert '"c"' in changed
+    assert changed != text
+    levels = normalize_options({"p": _typed(Literal["a", "b"], (1, 3))}).text
+    assert '"3"' in levels
+    assert '"2"' not in levels
+
+
+def test_an_annotation_changed_in_place_is_read_anew() -> None:
+    fn = _make(1)
+    assert "amount: int" in normalize_options({"refund": fn}).text
+    again = _make(1)
+    again.__annotations__["amount"] = str
+    assert "amount: str" in normalize_options({"refund": again}).text
+    assert "amount: int" in normalize_options({"refund": _make(1)}).text
+
+
+def test_the_shapes_kept_by_code_are_bounded() -> None:
+    _options.clear_caches()
+    for n in range(_options._CODE_CACHE_MAX + 50):
+        namespace: dict[str, Any] = {}
+        exec(f"def f{n}(x: int) -> int:\n    return x", namespace)
+        normalize_options({"f": namespace[f"f{n}"]})
+    assert len(_options._code_cache) <= _options._CODE_CACHE_MAX
+    _options.clear_caches()
