@@ -18,7 +18,7 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
@@ -35,6 +35,7 @@ __all__ = [
     "comparable_body",
     "drop_path",
     "forget_parsed_bodies",
+    "hashable_key",
     "mismatch_message",
     "request_key",
     "rerecord_hint",
@@ -150,6 +151,46 @@ def request_key(
     redaction = Redaction() if redaction is None else redaction
     path, query = stored_route(uri, redaction.secrets)
     return (method, path, query, comparable_body(body, volatile, redaction))
+
+
+class _Tag:
+    """Marks a frozen JSON object or array, so that neither equals the other or a scalar."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_OBJECT, _ARRAY = _Tag("object"), _Tag("array")
+
+
+def _frozen(value: Any) -> Hashable:
+    """``value`` as a hashable value equal (``==``) to another's exactly when the two values
+    are equal: objects as their items sorted by key (key order never matters), arrays as
+    tuples, each tagged with its kind."""
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=_first)
+        return (_OBJECT, tuple((key, _frozen(item)) for key, item in items))
+    if isinstance(value, list):
+        return (_ARRAY, tuple(_frozen(item) for item in value))
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value  # type: ignore[no-any-return]  # text, numbers, booleans, None, bytes
+
+
+def _first(item: tuple[Any, Any]) -> str:
+    return str(item[0])
+
+
+def hashable_key(key: RequestKey) -> Hashable:
+    """A :data:`RequestKey` as a dictionary key: equal for exactly the keys that are equal, so
+    that an index finds a request's matches without comparing it with every recorded one."""
+    method, path, query, body = key
+    return (method, path, query, _frozen(body))
 
 
 DIFF_LINES = 40

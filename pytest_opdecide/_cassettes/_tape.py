@@ -14,7 +14,7 @@ the tape what it replayed through :attr:`Tape.played_elsewhere`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from pytest_opdecide._cassettes._matching import (
     CassetteMismatch,
     RequestKey,
+    hashable_key,
     mismatch_message,
     request_key,
     rerecord_hint,
@@ -125,6 +126,26 @@ class _Sent:
         self.body = body
 
 
+def _exact_key(method: str, uri: str, body: Any) -> Hashable:
+    return (method, uri, body)
+
+
+class _Bucket:
+    """Interactions in cassette order, and how many at its start have been replayed."""
+
+    __slots__ = ("cursor", "indexes")
+
+    def __init__(self, indexes: list[int] | None = None) -> None:
+        self.indexes: list[int] = [] if indexes is None else indexes
+        self.cursor = 0
+
+    def first(self, played: Callable[[int], bool]) -> int | None:
+        """The first interaction not replayed (the cursor moves past those that were)."""
+        while self.cursor < len(self.indexes) and played(self.indexes[self.cursor]):
+            self.cursor += 1
+        return self.indexes[self.cursor] if self.cursor < len(self.indexes) else None
+
+
 class Tape:
     """The interactions of one cassette and which of them have been replayed.
 
@@ -166,6 +187,17 @@ class Tape:
         self.plays = [0] * len(self.interactions)
         """How often each interaction was replayed by this package's own HTTP clients."""
         self._keys: list[RequestKey | None] = [None] * len(self.interactions)
+        # The index replay looks requests up in (constant time per request, in order or not):
+        # the recorded requests by method, URL and raw body (built now: hashing is cheap), and
+        # by what matching compares (built when first needed: it parses every body). Each
+        # bucket lists its interactions in cassette order, with a cursor past those replayed
+        # (replayed stays replayed, so cursors only move on).
+        self._exact: dict[Hashable, _Bucket] = {}
+        for index, stored in enumerate(self.interactions):
+            exact = _exact_key(stored.method, stored.uri, stored.body)
+            self._exact.setdefault(exact, _Bucket()).indexes.append(index)
+        self._by_key: dict[Hashable, _Bucket] | None = None
+        self._all = _Bucket(list(range(len(self.interactions))))
 
     def __len__(self) -> int:
         return len(self.interactions)
@@ -197,20 +229,38 @@ class Tape:
     def find(self, method: str, uri: str, body: Any) -> int | None:
         """The first interaction that matches the request and has not been replayed.
 
-        A recorded request with the very same method, URL and body matches without either body
-        being parsed: the usual case, when a test sends what it sent while recording.
+        Looked up in an index, not by comparing the request with every recorded one. A
+        recorded request with the very same method, URL and body, when it is the first not
+        replayed, matches without either body being parsed: the usual case, when a test sends
+        what it sent while recording.
         """
-        wanted: RequestKey | None = None
-        for index, stored in enumerate(self.interactions):
-            if self.played(index):
-                continue
-            if stored.body == body and stored.uri == uri and stored.method == method:
-                return index
-            if wanted is None:
-                wanted = request_key(method, uri, body, self.volatile, self.redaction)
-            if self.key(index) == wanted:
-                return index
-        return None
+        first = self._all.first(self.played)
+        if first is None:
+            return None
+        exact: int | None = None
+        try:
+            bucket = self._exact.get(_exact_key(method, uri, body))
+        except TypeError:  # a body that cannot be hashed: compared by key alone
+            bucket = None
+        if bucket is not None:
+            exact = bucket.first(self.played)
+            if exact == first:
+                return exact
+        wanted = request_key(method, uri, body, self.volatile, self.redaction)
+        keyed = self._keyed().get(hashable_key(wanted))
+        found = None if keyed is None else keyed.first(self.played)
+        if exact is not None and (found is None or exact < found):
+            return exact
+        return found
+
+    def _keyed(self) -> dict[Hashable, _Bucket]:
+        """The recorded requests by what matching compares (built on first use)."""
+        if self._by_key is None:
+            index_of: dict[Hashable, _Bucket] = {}
+            for index in range(len(self.interactions)):
+                index_of.setdefault(hashable_key(self.key(index)), _Bucket()).indexes.append(index)
+            self._by_key = index_of
+        return self._by_key
 
     def take(self, method: str, uri: str, body: Any) -> Interaction | None:
         """The interaction that answers the request, marked as replayed; ``None`` when none can
@@ -227,16 +277,22 @@ class Tape:
     ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """The interactions that no request of ``recorded`` matches, as vcrpy records them:
         what record mode ``all`` keeps of the old file (the rest was recorded again)."""
-        again = [  # keys hold parsed JSON: compared, not hashed
-            request_key(
-                request["method"], request["uri"], request["body"], self.volatile, self.redaction
+        again = {
+            hashable_key(
+                request_key(
+                    request["method"],
+                    request["uri"],
+                    request["body"],
+                    self.volatile,
+                    self.redaction,
+                )
             )
             for request, _ in recorded
-        ]
+        }
         return [
             stored.stored()
             for index, stored in enumerate(self.interactions)
-            if self.key(index) not in again
+            if hashable_key(self.key(index)) not in again
         ]
 
     def mismatch(self, method: str, uri: str, body: Any) -> CassetteMismatch:

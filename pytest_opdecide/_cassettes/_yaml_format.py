@@ -41,7 +41,12 @@ __all__ = [
 ]
 
 
-class _Dumper(yaml.SafeDumper):
+_SafeDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's emitter where PyYAML has it (the pure-Python one is some 100 times slower on a long
+prompt); both accept the same styles, and their texts read back as the same data."""
+
+
+class _Dumper(_SafeDumper):  # type: ignore[misc]
     pass
 
 
@@ -62,7 +67,16 @@ class _UnsharedDumper(_Dumper):
 
 def dump_yaml(data: Any, *, sort_keys: bool = False) -> str:
     """``data`` as cassette YAML: text with line breaks as literal blocks, unicode as is."""
-    return yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=sort_keys, width=100)
+    return _dumped(data, _Dumper, sort_keys)
+
+
+def _dumped(data: Any, dumper: Any, sort_keys: bool) -> str:
+    text = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=sort_keys, width=100)
+    # libyaml closes a mapping that ends in a block of kept line breaks (``|+``) with a
+    # document end marker, which the pure-Python emitter leaves out: the same document.
+    if isinstance(data, dict | list) and text.endswith("\n...\n"):
+        return text.removesuffix("...\n")
+    return text
 
 
 def header(headers: Mapping[str, Any], name: str) -> str:
@@ -185,7 +199,7 @@ def _fix_content_length(headers: Any, body: Any) -> None:
             headers[name] = [str(size)] if isinstance(headers[name], list) else str(size)
 
 
-def _share_repeats(interactions: list[Any]) -> None:
+def _share_repeats(interactions: list[Any]) -> list[tuple[dict[str, Any], str, Any]]:
     """Make the parts that requests repeat one object, which YAML writes once.
 
     Requests of one test often repeat whole parts of their JSON body: the menu's JSON schema
@@ -194,8 +208,12 @@ def _share_repeats(interactions: list[Any]) -> None:
     same object: the file holds it once, under an anchor (``&id001``), and an alias
     (``*id001``) wherever it comes again. Reading it back gives equal values, and the file is
     shorter to read and faster to load.
+
+    Returns:
+        What was replaced, as ``(object, key, value it held)``: to undo it, put each back.
     """
     seen: dict[tuple[str, str], Any] = {}
+    replaced: list[tuple[dict[str, Any], str, Any]] = []
     for interaction in interactions:
         body = interaction.get("request", {}).get("body")
         if not (isinstance(body, dict) and isinstance(body.get("json"), dict)):
@@ -208,7 +226,11 @@ def _share_repeats(interactions: list[Any]) -> None:
                 shape = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
             except (TypeError, ValueError):
                 continue
-            data[key] = seen.setdefault((key, shape), value)
+            shared = seen.setdefault((key, shape), value)
+            if shared is not value:
+                replaced.append((data, key, value))
+                data[key] = shared
+    return replaced
 
 
 class ReadableYaml:
@@ -235,20 +257,15 @@ class ReadableYaml:
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
                 body["string"] = readable_body(body["string"], resp.get("headers", {}))
-        plain = copy.deepcopy(out)
-        _share_repeats(out.get("interactions", []))
+        replaced = _share_repeats(out.get("interactions", []))
         text = dump_yaml(out)
         if "&id" in text:
             try:
                 load_yaml(text)
             except Refused:  # the repeats expand it past the bound: write them out
-                text = yaml.dump(
-                    plain,
-                    Dumper=_UnsharedDumper,
-                    allow_unicode=True,
-                    sort_keys=False,
-                    width=100,
-                )
+                for holder, key, value in replaced:
+                    holder[key] = value
+                text = _dumped(out, _UnsharedDumper, False)
         return text
 
     @staticmethod

@@ -57,6 +57,21 @@ bearer tokens, AWS access key ids, Google API keys, GitHub and Slack tokens). A 
 holds something besides letters (a digit, a dot...): ``Bearer authentication required`` is a
 sentence that servers send, not a token."""
 _KEYLIKE_BYTES = re.compile(KEYLIKE.pattern.encode())
+_KEYLIKE_MARKS = (
+    "sk-",
+    "Bearer",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    *(f"gh{kind}_" for kind in "pousr"),
+    *(f"xox{kind}-" for kind in "abprs"),
+)
+"""What every match of :data:`KEYLIKE` holds: a text with none of them is not searched (looking
+for a few plain strings is many times faster than trying the pattern at every word)."""
+_KEYLIKE_BYTE_MARKS = tuple(mark.encode() for mark in _KEYLIKE_MARKS)
+_MAX_SCANNED_FORMS = 48
+"""Up to this many forms of the values, a text is first scanned for each form as a plain string
+(fast), and searched with the pattern only when one is there."""
 
 _ENV_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
 
@@ -176,34 +191,52 @@ class Secrets:
         return Secrets([*self.values, *other])
 
     @cached_property
+    def _text_form_set(self) -> frozenset[str]:
+        forms = (form for value in self.values for form in _text_forms(value))
+        return frozenset(form for form in forms if form and form not in PLACEHOLDER)
+
+    @cached_property
     def _text_pattern(self) -> re.Pattern[str] | None:
-        source = _trie(form for value in self.values for form in _text_forms(value))
+        source = _trie(self._text_form_set)
         return None if source is None else re.compile(source)
+
+    @cached_property
+    def _byte_form_set(self) -> frozenset[bytes]:
+        forms = (form for value in self.values for form in _byte_forms(value, _text_forms(value)))
+        return frozenset(
+            form for form in forms if form and form.decode("latin-1") not in PLACEHOLDER
+        )
 
     @cached_property
     def _byte_pattern(self) -> re.Pattern[bytes] | None:
         # Bytes as Latin-1 text (one character per byte), so the same trie serves them.
-        source = _trie(
-            form.decode("latin-1")
-            for value in self.values
-            for form in _byte_forms(value, _text_forms(value))
-        )
+        source = _trie(form.decode("latin-1") for form in self._byte_form_set)
         return None if source is None else re.compile(source.encode("latin-1"))
 
     def text(self, text: str, placeholder: str = PLACEHOLDER) -> str:
         """``text`` with every form of every value, and key-like text, as ``placeholder``
         (a cassette's :data:`PLACEHOLDER` by default)."""
         pattern = self._text_pattern
-        if pattern is not None:
+        forms = self._text_form_set
+        if pattern is not None and (
+            len(forms) > _MAX_SCANNED_FORMS or any(form in text for form in forms)
+        ):
             text = pattern.sub(placeholder, text)
-        return KEYLIKE.sub(placeholder, text)
+        if any(mark in text for mark in _KEYLIKE_MARKS):
+            text = KEYLIKE.sub(placeholder, text)
+        return text
 
     def data(self, data: bytes) -> bytes:
         """``data`` with every form of every value, and key-like text, as the placeholder."""
         pattern = self._byte_pattern
-        if pattern is not None:
+        forms = self._byte_form_set
+        if pattern is not None and (
+            len(forms) > _MAX_SCANNED_FORMS or any(form in data for form in forms)
+        ):
             data = pattern.sub(_PLACEHOLDER_BYTES, data)
-        return _KEYLIKE_BYTES.sub(_PLACEHOLDER_BYTES, data)
+        if any(mark in data for mark in _KEYLIKE_BYTE_MARKS):
+            data = _KEYLIKE_BYTES.sub(_PLACEHOLDER_BYTES, data)
+        return data
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the values (in every form) and key-like text are in ``text``, merged."""

@@ -77,6 +77,8 @@ def json_copy(value: object, path: str) -> JsonValue:
 
 
 def _copy(value: object, path: str, depth: int) -> JsonValue:
+    if type(value) is str and value.isascii():  # the common case, first and cheapest
+        return value
     if depth > MAX_DEPTH:
         raise NonJsonValueError(path, value, f"nested deeper than {MAX_DEPTH} levels")
     # Subclasses (an IntEnum, a StrEnum) are stored as the plain scalar they stand for.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from _openai_server import OpenAIServer
@@ -247,3 +248,52 @@ def test_how_many_lines_are_left_out_is_said() -> None:
     message = _mismatch(["a\n" * 1000], "b\n" * 1000)
     note = next(line for line in message.splitlines() if line.startswith("(left out: "))
     assert re.fullmatch(r"\(left out: 1,\d{3} lines further on, not compared\)", note)
+
+
+def _chat(prompt: str, *, reordered: bool = False, request_id: str = "a") -> bytes:
+    fields = {"model": "m", "messages": [{"role": "user", "content": prompt}], "id": request_id}
+    return json.dumps(dict(reversed(fields.items())) if reordered else fields).encode()
+
+
+def _tape(bodies: list[bytes], volatile: tuple[str, ...] = ()) -> Any:
+    from pathlib import Path
+
+    from pytest_opdecide._cassettes._tape import Interaction, Tape
+
+    url = "http://127.0.0.1:8765/v1/chat/completions"
+    stored = [Interaction("POST", url, body, {}, 200, "OK", {}, b"{}") for body in bodies]
+    return Tape(Path("cassettes/t.yaml"), stored, volatile=volatile), url
+
+
+def test_the_index_answers_with_the_first_unplayed_match_in_cassette_order() -> None:
+    # #0 matches by content only (keys in another order), #1 byte for byte: #0 comes first.
+    tape, url = _tape([_chat("hi", reordered=True), _chat("hi"), _chat("bye"), _chat("hi")])
+    assert tape.find("POST", url, _chat("hi")) == 0
+    picks = [tape.take("POST", url, _chat("hi")) for _ in range(3)]
+    assert [next(i for i, x in enumerate(tape.interactions) if x is p) for p in picks] == [0, 1, 3]
+    assert tape.take("POST", url, _chat("hi")) is None  # every "hi" was replayed
+    assert tape.find("GET", url, _chat("bye")) is None  # the method counts
+    assert tape.find("POST", url + "?x=1", _chat("bye")) is None  # and the query
+    assert tape.find("POST", url, _chat("bye")) == 2
+    assert "Nearest recorded request: #2" in str(tape.mismatch("POST", url, _chat("bye!")))
+
+
+def test_the_index_ignores_volatile_paths_and_tells_numbers_from_text() -> None:
+    tape, url = _tape([_chat("one", request_id="r1"), _chat("two", request_id="r2")], ("id",))
+    assert tape.find("POST", url, _chat("two", reordered=True, request_id="other")) == 1
+    numbers, _ = _tape([b'{"n": 1}', b'{"n": [1]}', b'{"n": {"1": 1}}'])
+    assert numbers.find("POST", url, b'{"n": 1.0}') == 0  # JSON compares 1 and 1.0 equal
+    assert numbers.find("POST", url, b'{"n": "1"}') is None
+    assert numbers.find("POST", url, b'{"n": [1.0]}') == 1
+    assert numbers.find("POST", url, b'{"n": {"1": 1}}') == 2
+    assert numbers.find("POST", url, b'{"n": {"1": [1]}}') is None
+
+
+def test_interactions_recorded_again_are_found_by_content() -> None:
+    tape, url = _tape([_chat("one"), _chat("two"), _chat("three")])
+    again = [({"method": "POST", "uri": url, "body": _chat("two", reordered=True)}, {})]
+    kept = tape.not_recorded_again(again)
+    assert [json.loads(request["body"])["messages"][0]["content"] for request, _ in kept] == [
+        "one",
+        "three",
+    ]

@@ -158,3 +158,67 @@ def test_fast_yaml_loading_of_the_committed_cassettes() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert load_yaml(text) == yaml.safe_load(text), path
+
+
+def test_libyamls_emitter_writes_what_the_pure_python_one_did() -> None:
+    """Cassettes are written with libyaml's emitter: each committed cassette, written again,
+    reads back as the same data as when PyYAML's pure-Python emitter wrote it (most of them
+    byte for byte: libyaml only folds long quoted lines at other places)."""
+    from pathlib import Path
+
+    from pytest_opdecide._cassettes import _yaml_format
+    from pytest_opdecide._cassettes._yaml_format import dump_yaml, load_yaml
+
+    assert _yaml_format._SafeDumper is yaml.CSafeDumper
+
+    class PurePython(yaml.SafeDumper):
+        pass
+
+    PurePython.add_representer(str, _yaml_format._str_representer)
+    root = Path(__file__).parents[2]
+    files = sorted(
+        [*root.joinpath("cassettes").rglob("*.yaml"), *root.glob("examples/*/cassettes/**/*.yaml")]
+    )
+    identical = 0
+    for path in files:
+        data = load_yaml(path.read_text(encoding="utf-8"))
+        ours = dump_yaml(data)
+        theirs = yaml.dump(data, Dumper=PurePython, allow_unicode=True, sort_keys=False, width=100)
+        assert load_yaml(ours) == load_yaml(theirs) == data, path
+        identical += ours == theirs
+        assert ReadableYaml.deserialize(ours) == ReadableYaml.deserialize(theirs), path
+    assert identical >= len(files) - 2  # the folding of two long quoted tool-call arguments
+
+
+def test_repeats_are_written_out_when_sharing_them_would_pass_the_loaders_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_opdecide._cassettes import _yaml_format
+    from pytest_opdecide._cassettes._yaml_loader import Refused
+
+    schema = {"type": "json_schema", "json_schema": {"name": "menu", "strict": True}}
+
+    def stored(number: int) -> dict[str, Any]:
+        body = {"model": "m", "messages": [{"role": "user", "content": f"#{number}"}]}
+        body["response_format"] = schema
+        return {
+            "request": {"method": "POST", "uri": "http://h/v1", "body": json.dumps(body)},
+            "response": {"status": {"code": 200, "message": "OK"}, "body": {"string": "{}"}},
+        }
+
+    data = {"interactions": [stored(n) for n in range(3)], "version": 1}
+    assert ReadableYaml.serialize(data).count("&id001") == 1  # shared, within the bound
+
+    def refuse(text: str) -> Any:
+        raise Refused(3, "past the bound")
+
+    monkeypatch.setattr(_yaml_format, "load_yaml", refuse)
+    text = ReadableYaml.serialize(data)
+    assert "&id" not in text
+    assert "*id" not in text
+    assert text.count("json_schema:") == 3
+    monkeypatch.undo()
+    read = ReadableYaml.deserialize(text)["interactions"]
+    assert [json.loads(i["request"]["body"]) for i in read] == [
+        json.loads(i["request"]["body"]) for i in data["interactions"]
+    ]

@@ -245,6 +245,14 @@ def test_the_places_read_from_the_values_are_those_python_writes() -> None:
         3,
     ]
     assert written_decimals(0.1 + 0.2) == 17  # computed, not rounded
+    # Exponents count too: 1.5e-05 is 0.000015, and 1e+16 has none.
+    assert [written_decimals(v) for v in (1.5e-05, 2.25e-10, 1e16, 1.5e20, 5e-324)] == [
+        6,
+        12,
+        0,
+        0,
+        324,
+    ]
 
 
 def test_score_tolerance_scales_with_the_scale_and_can_be_set() -> None:
