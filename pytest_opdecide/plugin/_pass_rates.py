@@ -704,10 +704,13 @@ _MESSAGE_LINES: Final = 8
 _RUNS_SHOWN: Final = 5
 
 
-def _run_lines(run: Mapping[str, Any]) -> list[str]:
-    """A failed run: its outcome and message, then what it picked and answered."""
+def _run_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Failed runs that said and ended the same: their outcome and message, then what they
+    picked and answered."""
+    run = runs[0]
+    numbers = ", ".join(str(r["run"]) for r in runs)
     message = (run["message"] or run["outcome"]).splitlines() or [run["outcome"]]
-    lines = [f"  run {run['run']} {run['outcome']}: {message[0]}"]
+    lines = [f"  run{'s' if len(runs) > 1 else ''} {numbers} {run['outcome']}: {message[0]}"]
     rest = [line.rstrip() for line in message[1:] if line.strip()]
     lines += [f"    {line}" for line in rest[:_MESSAGE_LINES]]
     if len(rest) > _MESSAGE_LINES:
@@ -718,6 +721,15 @@ def _run_lines(run: Mapping[str, Any]) -> list[str]:
     answer = f"answer {run['answer']}: " if run["answer"] is not None else ""
     lines.append(f"    {answer}{'; '.join(said) if said else 'no decision watched'}")
     return lines
+
+
+def _alike(runs: Iterable[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """Runs grouped by what they said and how they ended, in the order of their first run."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for run in runs:
+        said = [run["answer"], run["outcome"], run["message"], run["picks"], run["answers"]]
+        groups.setdefault(json.dumps(said, sort_keys=True, default=repr), []).append(run)
+    return list(groups.values())
 
 
 def text_lines(summary: Mapping[str, Any]) -> list[str]:
@@ -738,14 +750,12 @@ def text_lines(summary: Mapping[str, Any]) -> list[str]:
         )
     for question in summary["questions"]:
         lines.append("  " + _question_line(question, summary["runs"]))
-    failed = [run for run in summary["every_run"] if run["outcome"] in ("failed", "error")]
-    for run in failed[:_RUNS_SHOWN]:
-        lines.extend(_run_lines(run))
+    failed = _alike(r for r in summary["every_run"] if r["outcome"] in ("failed", "error"))
+    for runs in failed[:_RUNS_SHOWN]:
+        lines.extend(_run_lines(runs))
     if len(failed) > _RUNS_SHOWN:
-        lines.append(
-            f"  ... and {len(failed) - _RUNS_SHOWN} more failed run(s) (--opdecide-report "
-            "lists every run)"
-        )
+        more = sum(len(runs) for runs in failed[_RUNS_SHOWN:])
+        lines.append(f"  ... and {more} more failed run(s) (--opdecide-report lists every run)")
     if summary["unused_expected"]:
         lines.append(
             f"  expected answers given for questions never asked: {summary['unused_expected']}"

@@ -307,7 +307,7 @@ def test_decision_errors_are_counted(project: pytest.Pytester) -> None:
             "  4 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed",
             "  decision 1: a, b (4 of 4 runs): DecisionError 4 (4 failed)",
             "  decision 2: a, b (4 of 4 runs): DecisionError 4 (4 failed)",
-            "  run 1 failed: pytest_opdecide.DecisionError: *",
+            "  runs 1, 2, 3, 4 failed: pytest_opdecide.DecisionError: *",
         ]
     )
 
