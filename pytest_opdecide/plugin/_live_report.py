@@ -290,7 +290,7 @@ def _pass_rate_chart(tests: Sequence[Mapping[str, Any]]) -> str:
             axes.plot([low, high], [row, row], color=colour, linewidth=2)
         else:  # copies of one sample: no interval to draw
             axes.annotate(
-                _interval(test),
+                "no interval: " + _interval(test).removeprefix("none: "),
                 (test["pass_rate"], row),
                 xytext=(6, -3),
                 textcoords="offset points",
@@ -365,9 +365,12 @@ def _question_chart(question: Mapping[str, Any]) -> str:
         strip = figure.add_subplot()
         strip.set_title(title, fontsize=10, loc="left")
     for outcome, colour in _OUTCOME_COLOURS.items():
-        xs = [v["probability"] for v in values if v["outcome"] == outcome]
+        xs = Counter(round(v["probability"], 3) for v in values if v["outcome"] == outcome)
         if xs:
-            strip.plot(xs, [0.0] * len(xs), "|", markersize=24, color=colour, label=outcome)
+            strip.plot(list(xs), [0.0] * len(xs), "|", markersize=24, color=colour, label=outcome)
+        for x, count in xs.items():  # runs that gave the same probability: one mark, counted
+            if count > 1:
+                strip.annotate(f"×{count}", (x, 0.0), xytext=(3, 8), textcoords="offset points")
     strip.set_xlim(-0.02, 1.02)
     strip.set_yticks([])
     strip.set_xlabel("P(true), per run" if boolean else "its probability, per run")

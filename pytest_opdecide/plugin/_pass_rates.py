@@ -382,7 +382,9 @@ def _how_sampled(records: Sequence[RunRecord]) -> tuple[bool | None, str]:
                 verdicts.append((True, f"the {name} sent {shown}"))
         elif seed_varies:
             verdicts.append((True, f"the {name} had a seed per run"))
-    for wanted in (True, False):
+        elif fixed_seed and len(seen) > 1:
+            verdicts.append((None, f"the {name} had seed {seen[0]['seed']} in every run"))
+    for wanted in (True, False, None):
         for sampled, why in verdicts:
             if sampled is wanted:
                 return sampled, why

@@ -663,7 +663,10 @@ def test_repeated_answers_are_counted_once_in_the_calibration(project: pytest.Py
     result = project.runpytest("--opdecide-live", "--opdecide-runs=5", "--opdecide-report=live")
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(
-        ["  5 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed"]
+        [
+            "  5 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed "
+            "(the decision_provider had seed 7 in every run)"
+        ]
     )
     report = json.loads((project.path / "live.json").read_text())
     assert (report["calibration"]["answers"], report["calibration"]["points"]) == (10, 2)
