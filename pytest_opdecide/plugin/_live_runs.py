@@ -38,7 +38,7 @@ from pytest_opdecide.plugin._settings import SettingError, Settings
 # when a live test runs: the plugin loads this module in every pytest run.
 RunRecord = dict[str, Any]
 
-__all__ = ["RUN_FIXTURE", "LiveRun", "LiveRuns"]
+__all__ = ["RUN_FIXTURE", "LiveRun", "LiveRuns", "single_run"]
 
 RUN_FIXTURE = "opdecide_run"
 _RECORD_ATTRIBUTE = "opdecide_run"
@@ -130,6 +130,13 @@ def _resolved(node: Any, config: pytest.Config) -> tuple[dict[str, Any], Setting
         return marker, markers.settings_for(config, marker, {})
     except (SettingError, pytest.UsageError):
         return None  # the test fails at setup with the message (see the plugin)
+
+
+def single_run(node: Any, config: pytest.Config) -> LiveRun:
+    """The run of a test that is not repeated: run 0 of 1, its seed the ``seed`` setting (as
+    a repeated test's runs, read from the command line, the marker and the ini file)."""
+    resolved = _resolved(node, config)
+    return LiveRun(0, 1, resolved[1].seed if resolved is not None else 0)
 
 
 def _run_of(item: pytest.Item) -> LiveRun | None:

@@ -813,3 +813,13 @@ def test_without_matplotlib_the_report_says_how_to_get_the_charts(
     page = (suite.path / "live.html").read_text()
     assert "<svg" not in page
     assert html.escape(CHARTS_HINT) in page
+
+
+def test_a_run_that_is_not_repeated_has_the_seed_setting(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        """
+        def test_once(opdecide_run):
+            assert (opdecide_run.index, opdecide_run.count, opdecide_run.seed) == (0, 1, 9)
+        """
+    )
+    project.runpytest("--opdecide-seed=9").assert_outcomes(passed=1)
