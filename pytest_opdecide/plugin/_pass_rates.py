@@ -375,7 +375,7 @@ def _how_sampled(records: Sequence[RunRecord]) -> tuple[bool | None, str]:
         if None not in temperatures and max(temperatures) == 0:
             verdicts.append((False, f"the {name} sent temperature 0"))
         elif None not in temperatures:
-            shown = f"temperature {min(temperatures):g}"
+            shown = f"temperature {max(temperatures):g}"
             if fixed_seed:
                 verdicts.append((False, f"the {name} sent {shown} with seed {seen[0]['seed']}"))
             else:
@@ -394,8 +394,9 @@ def _how_sampled(records: Sequence[RunRecord]) -> tuple[bool | None, str]:
 def _samples(records: Sequence[RunRecord]) -> dict[str, Any]:
     """How many distinct answers the runs gave, whether they are independent samples (an
     interval over them means something), and the sentence that says so."""
-    answers = [r.get("answer") for r in records]
-    distinct = None if any(a is None for a in answers) else len(set(answers))
+    # A run that stopped before its test ran (a setup error) said nothing: it is not compared.
+    answers = [r.get("answer") for r in records if r.get("answer") is not None]
+    distinct = len(set(answers)) if answers else None
     sampled, why = _how_sampled(records)
     runs = len(records)
     if runs < 2:
@@ -428,7 +429,8 @@ def _numbered(records: Sequence[RunRecord]) -> dict[str | None, int]:
     """Each distinct answer's number, in the order of the first run that gave it."""
     numbers: dict[str | None, int] = {}
     for record in records:
-        numbers.setdefault(record.get("answer"), len(numbers) + 1)
+        if record.get("answer") is not None:
+            numbers.setdefault(record["answer"], len(numbers) + 1)
     return numbers
 
 
@@ -449,7 +451,7 @@ def _every_run(records: Sequence[RunRecord]) -> list[dict[str, Any]]:
             "outcome": r["outcome"],
             "message": r["message"],
             "failure": r.get("failure"),
-            "answer": numbers[r.get("answer")] if r.get("answer") is not None else None,
+            "answer": numbers.get(r.get("answer")),
             "picks": {d["key"]: d["pick"] for d in r["decisions"]},
             "answers": {q["key"]: _question_said(q) for q in r["questions"]},
         }

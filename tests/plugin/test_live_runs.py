@@ -718,26 +718,38 @@ def test_which_runs_are_samples(
 ) -> None:
     from pytest_opdecide.plugin._pass_rates import summarize
 
-    records = [
+    summary = summarize("t.py::t", records_of(list(answers or [None] * 3), sampling))
+    assert summary["samples_note"] == note
+    assert (summary["interval"] is not None) is interval
+
+
+def records_of(answers: list[str | None], sampling: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
         {
             "test": "t.py::t",
             "run": run,
-            "runs": 3,
-            "outcome": "passed",
+            "runs": len(answers),
+            "outcome": "passed" if answer is not None else "error",
             "message": None,
             "duration": 0.0,
-            "min_pass_rate": 1.0,
+            "min_pass_rate": 0.0,
             "expected": {},
             "decisions": [],
             "questions": [],
-            "answer": None if answers is None else answers[run - 1],
+            "answer": answer,
             "sampling": sampling,
         }
-        for run in (1, 2, 3)
+        for run, answer in enumerate(answers, 1)
     ]
-    summary = summarize("t.py::t", records)
-    assert summary["samples_note"] == note
-    assert (summary["interval"] is not None) is interval
+
+
+def test_a_run_that_never_reached_the_model_is_not_compared() -> None:
+    from pytest_opdecide.plugin._pass_rates import summarize
+
+    summary = summarize("t.py::t", records_of(["x", None, "x"], {}))
+    assert summary["distinct_answers"] == 1
+    assert summary["interval"] is None
+    assert [run["answer"] for run in summary["every_run"]] == [1, None, 1]
 
 
 def test_a_seed_per_run_varies_the_samples() -> None:
