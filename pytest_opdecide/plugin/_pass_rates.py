@@ -373,7 +373,8 @@ def _how_sampled(records: Sequence[RunRecord]) -> tuple[bool | None, str]:
         seed_varies = len(seeds) > 1 and len(seen) > 1
         fixed_seed = len(seeds) == 1 and seen[0]["seed"] is not None
         if None not in temperatures and max(temperatures) == 0:
-            verdicts.append((False, f"the {name} sent temperature 0"))
+            unused = "; a seed per run changes nothing at temperature 0" if seed_varies else ""
+            verdicts.append((False, f"the {name} sent temperature 0{unused}"))
         elif None not in temperatures:
             shown = f"temperature {max(temperatures):g}"
             if fixed_seed:

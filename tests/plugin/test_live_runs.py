@@ -697,6 +697,13 @@ def test_repeated_answers_are_counted_once_in_the_calibration(project: pytest.Py
             "3 runs, 1 distinct answer (the runtime sent temperature 0.7)",
             True,
         ),
+        (
+            {"runtime": {"temperature": 0.0, "seed": "varies"}},
+            "aaa",
+            "3 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed "
+            "(the runtime sent temperature 0; a seed per run changes nothing at temperature 0)",
+            False,
+        ),
         ({}, "aab", "3 runs, 2 distinct answers", True),
         (
             {},
@@ -737,7 +744,10 @@ def records_of(answers: list[str | None], sampling: dict[str, Any]) -> list[dict
             "decisions": [],
             "questions": [],
             "answer": answer,
-            "sampling": sampling,
+            "sampling": {  # "varies": a seed of each run's own
+                name: {**seen, "seed": run if seen["seed"] == "varies" else seen["seed"]}
+                for name, seen in sampling.items()
+            },
         }
         for run, answer in enumerate(answers, 1)
     ]
