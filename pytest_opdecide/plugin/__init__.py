@@ -37,7 +37,7 @@ from pytest_opdecide import hookspecs
 from pytest_opdecide._nextstep._binding import bind_runtime, set_no_runtime_hint
 from pytest_opdecide.plugin import _case_twins, _ini_typos, _snapshot_usage
 from pytest_opdecide.plugin._guard import AllowedHosts, Scope, guard
-from pytest_opdecide.plugin._live_runs import LiveRun, LiveRuns
+from pytest_opdecide.plugin._live_runs import LiveRuns, single_run
 from pytest_opdecide.plugin._markers import (
     LIVE_ENV,
     LIVE_MARKER,
@@ -409,10 +409,11 @@ def decision_provider(request: pytest.FixtureRequest, opdecide_settings: Setting
 
 @pytest.fixture
 def opdecide_run(request: pytest.FixtureRequest) -> Any:
-    """This run of a live test repeated with ``--opdecide-runs``: ``.index`` (from 0) and
-    ``.count`` (``0`` of ``1`` when the test is not repeated)."""
+    """This run of a live test repeated with ``--opdecide-runs``: ``.index`` (from 0),
+    ``.count`` (``0`` of ``1`` when the test is not repeated) and ``.seed`` (the ``seed``
+    setting plus ``.index``)."""
 
-    return getattr(request, "param", LiveRun(0, 1))
+    return getattr(request, "param", None) or single_run(request.node, request.config)
 
 
 @pytest.fixture

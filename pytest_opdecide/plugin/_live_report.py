@@ -2,9 +2,11 @@
 
 The HTML page draws its charts with matplotlib when it is installed (the ``report`` extra:
 ``pip install 'pytest-opdecide[report]'``), as inline SVG: pass rates with their 95% intervals,
-the options picked per decision, and a reliability diagram of the question decisions that have
-an expected answer. Without matplotlib the page shows the same figures as tables and says how
-to get the charts. The JSON needs nothing.
+the options picked per decision (each bar split by how the runs that picked it ended), what
+every question decision answered, and a reliability diagram of the question decisions that
+have an expected answer. Every run is listed with what it picked and answered and its whole
+failure text. Without matplotlib the page shows the same figures as tables and says how to get
+the charts. The JSON needs nothing.
 
 Every text on a chart (test ids, option names, decision keys) is drawn as it is: matplotlib's
 mathtext, which would read ``$...$`` as a formula (and fail on ``$\\foo$``), is off for them.
@@ -18,6 +20,7 @@ import importlib.util
 import io
 import json
 import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -25,6 +28,10 @@ __all__ = ["CHARTS_HINT", "charts_available", "render_html", "render_json"]
 
 CHARTS_HINT = (
     "Charts need matplotlib: pip install 'pytest-opdecide[report]' and run the tests again."
+)
+_MISSING = (
+    "This page shows tables only: the charts of the pass rates, the picks, the question "
+    "decisions and the reliability diagram are drawn when matplotlib is installed. "
 )
 
 _STYLE = """
@@ -35,6 +42,9 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .passed { color: #1a7f37; } .failed { color: #c62828; font-weight: 600; } .skipped { color: #777; }
 .note { background: #fff8e1; border: 1px solid #f0d48a; padding: 0.5em 1em; }
+.samples { color: #8a5a00; }
+pre { background: #f6f8fa; padding: 0.5em; overflow-x: auto; max-width: 68em; }
+details summary { cursor: pointer; }
 figure { margin: 0.5em 0 1.5em; }
 """
 
@@ -59,7 +69,18 @@ def _rate(value: float | None) -> str:
 
 def _interval(summary: Mapping[str, Any]) -> str:
     interval = summary["interval"]
-    return "n/a" if not interval else f"{interval[0]:.2f} – {interval[1]:.2f}"
+    if interval:
+        return f"{interval[0]:.2f} – {interval[1]:.2f}"
+    if summary.get("independent") is False:
+        return "none: one sample" if summary.get("distinct_answers") == 1 else "none: not samples"
+    return "n/a"
+
+
+def _outcome(value: str) -> str:
+    return f'<span class="{_e(value)}">{_e(value)}</span>'
+
+
+_OUTCOME_COLOURS: Final = {"passed": "#1a7f37", "failed": "#c62828", "error": "#8250df"}
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[int]) -> str:
@@ -84,27 +105,68 @@ def _tests_table(tests: Sequence[Mapping[str, Any]]) -> str:
             f'<span class="{_e(t["verdict"])}">{_e(t["verdict"])}</span>',
             f"{t['passes']}/{t['runs']}",
             _rate(t["pass_rate"]),
-            _interval(t),
+            _e(_interval(t)),
             f"{t['min_pass_rate']:g}",
+            "?" if t.get("distinct_answers") is None else str(t["distinct_answers"]),
         ]
         for t in tests
     ]
     return _table(
-        ["test", "verdict", "passed", "pass rate", "95% interval", "min pass rate"],
+        [
+            "test",
+            "verdict",
+            "passed",
+            "pass rate",
+            "95% interval",
+            "min pass rate",
+            "distinct answers",
+        ],
         rows,
-        {2, 3, 4, 5},
+        {2, 3, 4, 5, 6},
     )
+
+
+def _runs_table(test: Mapping[str, Any]) -> str:
+    """Every run: how it ended, which distinct answer it gave, what it picked and answered,
+    and its whole failure text."""
+    rows = []
+    for run in test["every_run"]:
+        said = [f"{_e(key)} → <b>{_e(pick)}</b>" for key, pick in run["picks"].items()]
+        said += [f"{_e(key)} → <b>{_e(answer)}</b>" for key, answer in run["answers"].items()]
+        message = run["message"] or ""
+        failure = run.get("failure") or message
+        head = message.splitlines()[0] if message else ""
+        shown = (
+            f"<details><summary>{_e(head)}</summary><pre>{_e(failure)}</pre></details>"
+            if failure
+            else ""
+        )
+        rows.append(
+            [
+                str(run["run"]),
+                _outcome(run["outcome"]),
+                "" if run["answer"] is None else str(run["answer"]),
+                "<br>".join(said),
+                shown,
+            ]
+        )
+    return _table(["run", "outcome", "answer", "picked and answered", "failure"], rows, {0, 2})
 
 
 def _decision_tables(test: Mapping[str, Any]) -> str:
     parts = []
     for decision in test["decisions"]:
         rows = [
-            [_e(name), str(count), f"{count / decision['calls']:.0%}"]
+            [
+                _e(name),
+                str(count),
+                f"{count / decision['calls']:.0%}",
+                _e(", ".join(f"{n} {o}" for o, n in sorted(decision["outcomes"][name].items()))),
+            ]
             for name, count in decision["picks"].items()
         ]
         parts.append(f"<h3>{_e(decision['key'])}</h3>")
-        parts.append(_table(["picked", "runs", "share"], rows, {1, 2}))
+        parts.append(_table(["picked", "runs", "share", "those runs"], rows, {1, 2}))
     for question in test["questions"]:
         parts.append(f"<h3>{_e(question['key'])} ({_e(question['type'])})</h3>")
         rows = [[_e(name), str(count)] for name, count in question["answers"].items()]
@@ -144,6 +206,13 @@ def _calibration_table(calibration: Mapping[str, Any]) -> str:
         if b["count"]
     ]
     return _table(["predicted", "answers", "mean predicted", "observed"], rows, {1, 2, 3})
+
+
+def _calibration_counted(calibration: Mapping[str, Any]) -> str:
+    points, given = calibration["points"], calibration.get("answers", calibration["points"])
+    if given == points:
+        return f"{points} answers"
+    return f"{points} distinct answers of {given} (runs that repeat one answer count once)"
 
 
 # ---------------------------------------------------------------- charts (matplotlib)
@@ -215,9 +284,19 @@ def _pass_rate_chart(tests: Sequence[Mapping[str, Any]]) -> str:
     figure = _figure(max(7.5, 4.5 + width), 0.45 * len(counted) + 1.2)
     axes = figure.add_subplot()
     for row, test in enumerate(counted):
-        low, high = test["interval"]
         colour = "#1a7f37" if test["verdict"] == "passed" else "#c62828"
-        axes.plot([low, high], [row, row], color=colour, linewidth=2)
+        if test["interval"]:
+            low, high = test["interval"]
+            axes.plot([low, high], [row, row], color=colour, linewidth=2)
+        else:  # copies of one sample: no interval to draw
+            axes.annotate(
+                "no interval: " + _interval(test).removeprefix("none: "),
+                (test["pass_rate"], row),
+                xytext=(6, -3),
+                textcoords="offset points",
+                fontsize=8,
+                color="#8a5a00",
+            )
         axes.plot([test["pass_rate"]], [row], "o", color=colour)
         axes.plot([test["min_pass_rate"]] * 2, [row - 0.3, row + 0.3], color="#555", linewidth=1)
     axes.set_yticks(range(len(counted)), labels)
@@ -227,25 +306,74 @@ def _pass_rate_chart(tests: Sequence[Mapping[str, Any]]) -> str:
     return _svg(figure)
 
 
+def _stacked(axes: Any, names: Sequence[str], outcomes: Sequence[Mapping[str, int]]) -> None:
+    """Horizontal bars, one per name, split by how the runs ended."""
+    left = [0] * len(names)
+    for outcome, colour in _OUTCOME_COLOURS.items():
+        counts = [ended.get(outcome, 0) for ended in outcomes]
+        if any(counts):
+            axes.barh(range(len(names)), counts, left=left, color=colour, label=outcome)
+            left = [a + b for a, b in zip(left, counts, strict=True)]
+    axes.legend(loc="lower right", fontsize=8)
+
+
 @_plain
 def _picks_chart(decision: Mapping[str, Any]) -> str:
     from matplotlib.ticker import MaxNLocator
 
     names = list(decision["picks"])
-    counts = [decision["picks"][name] for name in names]
     labels, width = _labels(names)
-    figure = _figure(max(6.0, 3.5 + width), 0.35 * len(names) + 1.0)
+    figure = _figure(max(6.0, 3.5 + width), 0.35 * len(names) + 1.2)
     axes = figure.add_subplot()
-    colours = [
-        "#c62828" if name == "DecisionError" or name.startswith(("error", "no pick")) else "#1f6feb"
-        for name in names
-    ]
-    axes.barh(range(len(names)), counts, color=colours)
+    _stacked(axes, names, [decision["outcomes"][name] for name in names])
     axes.set_yticks(range(len(names)), labels)
     axes.invert_yaxis()
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_xlabel(f"runs (of {decision['calls']})")
+    axes.set_xlabel(f"runs (of {decision['calls']}) that picked it, by how they ended")
     axes.set_title(_short(decision["key"], _TITLE_CHARACTERS), fontsize=10, loc="left")
+    return _svg(figure)
+
+
+@_plain
+def _question_chart(question: Mapping[str, Any]) -> str:
+    """A question decision across the runs: the answers given (choice, score), split by how
+    the runs ended, beside the probability each run gave (the chosen option's, the most
+    probable level's, or P(true))."""
+    from matplotlib.ticker import MaxNLocator
+
+    values = question["values"]
+    boolean = question["type"] == "boolean"
+    names = [] if boolean else [str(name) for name in question["answers"]]
+    shown = [f"level {name}" for name in names] if question["type"] == "score" else names
+    labels, width = _labels(shown)
+    rows = max(len(names), 1)
+    figure = _figure(max(8.0, 6.5 + width), 0.35 * rows + 1.4)
+    title = _short(f"{question['key']} ({question['type']})", _TITLE_CHARACTERS)
+    if names:
+        counts, strip = figure.subplots(1, 2, width_ratios=[1, 1.2])
+        outcomes = [
+            dict(Counter(v["outcome"] for v in values if str(v["answer"]) == name))
+            for name in names
+        ]
+        _stacked(counts, names, outcomes)
+        counts.set_yticks(range(len(names)), labels)
+        counts.invert_yaxis()
+        counts.xaxis.set_major_locator(MaxNLocator(integer=True))
+        counts.set_xlabel("runs that gave it")
+        counts.set_title(title, fontsize=10, loc="left")
+    else:
+        strip = figure.add_subplot()
+        strip.set_title(title, fontsize=10, loc="left")
+    for outcome, colour in _OUTCOME_COLOURS.items():
+        xs = Counter(round(v["probability"], 3) for v in values if v["outcome"] == outcome)
+        if xs:
+            strip.plot(list(xs), [0.0] * len(xs), "|", markersize=24, color=colour, label=outcome)
+        for x, count in xs.items():  # runs that gave the same probability: one mark, counted
+            if count > 1:
+                strip.annotate(f"×{count}", (x, 0.0), xytext=(3, 8), textcoords="offset points")
+    strip.set_xlim(-0.02, 1.02)
+    strip.set_yticks([])
+    strip.set_xlabel("P(true), per run" if boolean else "its probability, per run")
     return _svg(figure)
 
 
@@ -268,9 +396,9 @@ def _reliability_chart(calibration: Mapping[str, Any]) -> str:
     axes.set_xlabel("predicted probability")
     axes.set_ylabel("observed frequency")
     axes.set_title(
-        f"{calibration['points']} answers, Brier {calibration['brier']:.3f}, "
+        f"{_calibration_counted(calibration)},\nBrier {calibration['brier']:.3f}, "
         f"ECE {calibration['ece']:.3f}",
-        fontsize=10,
+        fontsize=9,
     )
     return _svg(figure)
 
@@ -300,7 +428,7 @@ def render_html(report: Mapping[str, Any], *, charts: bool | None = None) -> str
         "<h1>Live runs</h1>",
     ]
     if not draw:
-        parts.append(f'<p class="note">{_e(CHARTS_HINT)}</p>')
+        parts.append(f'<p class="note">{_e(_MISSING)}<b>{_e(CHARTS_HINT)}</b></p>')
     if not tests:
         parts.append("<p>No live test ran.</p>")
     parts.append("<h2>Pass rates</h2>")
@@ -310,15 +438,16 @@ def render_html(report: Mapping[str, Any], *, charts: bool | None = None) -> str
         parts.append(_tests_table(tests))
     for test in tests:
         parts.append(f"<h2>{_e(test['test'])}</h2>")
-        if test["failed_runs"]:
-            rows = [
-                [str(f["run"]), _e(f["outcome"]), _e(f["message"] or "")]
-                for f in test["failed_runs"]
-            ]
-            parts.append(_table(["run", "outcome", "message"], rows, {0}))
+        if test.get("samples_note"):
+            parts.append(f'<p class="samples">{_e(test["samples_note"])}</p>')
         if draw:
             parts.extend(f"<figure>{_picks_chart(d)}</figure>" for d in test["decisions"])
+            parts.extend(
+                f"<figure>{_question_chart(q)}</figure>" for q in test["questions"] if q["values"]
+            )
         parts.append(_decision_tables(test))
+        parts.append("<h3>Every run</h3>")
+        parts.append(_runs_table(test))
     parts.append("<h2>Reliability of question decisions with an expected answer</h2>")
     if calibration is None:
         parts.append(
@@ -329,8 +458,8 @@ def render_html(report: Mapping[str, Any], *, charts: bool | None = None) -> str
         if draw:
             parts.append(f"<figure>{_reliability_chart(calibration)}</figure>")
         parts.append(
-            f"<p>{calibration['points']} answers; Brier score {calibration['brier']:.3f}, "
-            f"expected calibration error {calibration['ece']:.3f}.</p>"
+            f"<p>{_e(_calibration_counted(calibration))}; Brier score "
+            f"{calibration['brier']:.3f}, expected calibration error {calibration['ece']:.3f}.</p>"
         )
         parts.append(_calibration_table(calibration))
     parts.append("</body></html>")

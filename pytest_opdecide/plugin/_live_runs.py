@@ -26,14 +26,19 @@ import pytest
 
 from pytest_opdecide._files import write_atomic
 from pytest_opdecide.plugin import _markers as markers
-from pytest_opdecide.plugin._live_report import render_html, render_json
+from pytest_opdecide.plugin._live_report import (
+    CHARTS_HINT,
+    charts_available,
+    render_html,
+    render_json,
+)
 from pytest_opdecide.plugin._settings import SettingError, Settings
 
 # The counting and the report (and the decision code they read picks with) are imported only
 # when a live test runs: the plugin loads this module in every pytest run.
 RunRecord = dict[str, Any]
 
-__all__ = ["RUN_FIXTURE", "LiveRun", "LiveRuns"]
+__all__ = ["RUN_FIXTURE", "LiveRun", "LiveRuns", "single_run"]
 
 RUN_FIXTURE = "opdecide_run"
 _RECORD_ATTRIBUTE = "opdecide_run"
@@ -46,10 +51,20 @@ class LiveRun:
     Attributes:
         index: The run's number, from 0.
         count: How many runs the test has.
+        base_seed: The ``seed`` setting (``--opdecide-seed``, the marker's ``seed=``, the ini
+            key ``opdecide_seed``) the run's :attr:`seed` counts from.
     """
 
     index: int
     count: int
+    base_seed: int = 0
+
+    @property
+    def seed(self) -> int:
+        """A seed of this run's own: the ``seed`` setting plus the run's index. Give it to the
+        runtime (``extra_body={"seed": run.seed}``) so that each run samples differently and a
+        rerun samples the same."""
+        return self.base_seed + self.index
 
     @property
     def id(self) -> str:
@@ -68,9 +83,16 @@ class _Observed:
     expected: dict[str, Any]
     outcome: str = "passed"
     message: str | None = None
+    failure: str | None = None
     duration: float = 0.0
     decisions: list[dict[str, Any]] = field(default_factory=list)
     questions: list[dict[str, Any]] = field(default_factory=list)
+    answer: str | None = None
+    sampling: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def failed(self, outcome: str, report: pytest.TestReport) -> None:
+        self.outcome, self.message = outcome, _message(report)
+        self.failure = report.longreprtext or self.message
 
     def record(self) -> RunRecord:
         return {
@@ -80,11 +102,14 @@ class _Observed:
             "runs": self.run.count,
             "outcome": self.outcome,
             "message": self.message,
+            "failure": self.failure,
             "duration": self.duration,
             "min_pass_rate": self.min_pass_rate,
             "expected": self.expected,
             "decisions": self.decisions,
             "questions": self.questions,
+            "answer": self.answer,
+            "sampling": self.sampling,
         }
 
 
@@ -107,6 +132,13 @@ def _resolved(node: Any, config: pytest.Config) -> tuple[dict[str, Any], Setting
         return None  # the test fails at setup with the message (see the plugin)
 
 
+def single_run(node: Any, config: pytest.Config) -> LiveRun:
+    """The run of a test that is not repeated: run 0 of 1, its seed the ``seed`` setting (as
+    a repeated test's runs, read from the command line, the marker and the ini file)."""
+    resolved = _resolved(node, config)
+    return LiveRun(0, 1, resolved[1].seed if resolved is not None else 0)
+
+
 def _run_of(item: pytest.Item) -> LiveRun | None:
     """The run an item is, when ``--opdecide-runs`` repeated its test."""
     callspec = getattr(item, "callspec", None)
@@ -115,11 +147,12 @@ def _run_of(item: pytest.Item) -> LiveRun | None:
 
 
 def _message(report: pytest.TestReport) -> str:
+    """The failure's message, every line of it (an assertion's explanation too): the crash
+    message, or the text of a report that has none."""
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
-        return str(crash.message).splitlines()[0]
-    lines = str(report.longrepr or report.outcome).strip().splitlines()
-    return lines[-1] if lines else report.outcome
+        return str(crash.message).strip() or report.outcome
+    return str(report.longrepr or report.outcome).strip() or report.outcome
 
 
 def _without_run(text: str, run: LiveRun) -> str:
@@ -225,7 +258,7 @@ class LiveRuns:
             return
         if RUN_FIXTURE not in metafunc.fixturenames:
             metafunc.fixturenames.append(RUN_FIXTURE)
-        runs = [LiveRun(index, settings.runs) for index in range(settings.runs)]
+        runs = [LiveRun(index, settings.runs, settings.seed) for index in range(settings.runs)]
         metafunc.parametrize(RUN_FIXTURE, runs, indirect=True, ids=[run.id for run in runs])
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -280,15 +313,29 @@ class LiveRuns:
         start = len(trace) if trace is not None else 0
         provider = funcargs.get("decision_provider")
         watched = _ObservedProvider(provider) if provider is not None else None
-        from pytest_opdecide.plugin._pass_rates import decision_observations, question_observations
+        from pytest_opdecide.plugin._pass_rates import (
+            decision_observations,
+            question_observations,
+            run_answer,
+            sampling_of,
+        )
 
+        if runtime is not None:
+            observed.sampling["runtime"] = sampling_of(runtime)
+        if provider is not None:
+            observed.sampling["decision_provider"] = sampling_of(provider)
         try:
             return (yield)
         finally:
             if watched is not None:
                 watched.remove()
-            if trace is not None:
-                observed.decisions = decision_observations(trace.calls[start:])
+            calls = trace.calls[start:] if trace is not None else None
+            observed.answer = run_answer(
+                calls,
+                [(answers, error) for _, answers, error in watched.calls] if watched else None,
+            )
+            if calls is not None:
+                observed.decisions = decision_observations(calls)
             if watched is not None:
                 try:
                     observed.questions = [
@@ -314,18 +361,17 @@ class LiveRuns:
         observed.duration += report.duration
         if report.when == "setup":
             if report.failed:
-                observed.outcome, observed.message = "error", _message(report)
+                observed.failed("error", report)
             elif report.skipped:
                 observed.outcome = "skipped"
         elif report.when == "call":
             if report.failed:
-                observed.outcome, observed.message = "failed", _message(report)
+                observed.failed("failed", report)
                 if observed.run.count > 1:
                     # One sample of the test: the verdict on all runs decides.
+                    first = (observed.message or "").splitlines()[0]
                     report.outcome = "skipped"
-                    report.wasxfail = (
-                        f"{observed.run.id} failed, counted in the pass rate: {observed.message}"
-                    )
+                    report.wasxfail = f"{observed.run.id} failed, counted in the pass rate: {first}"
             elif report.skipped:
                 if hasattr(report, "wasxfail"):
                     observed.outcome, observed.message = "failed", "xfailed"
@@ -333,7 +379,7 @@ class LiveRuns:
                     observed.outcome = "skipped"
         else:
             if report.failed and observed.outcome == "passed":
-                observed.outcome, observed.message = "error", _message(report)
+                observed.failed("error", report)
             setattr(report, _RECORD_ATTRIBUTE, observed.record())
         return report
 
@@ -423,3 +469,5 @@ class LiveRuns:
             )
         for path in self.written:
             terminalreporter.write_line(f"opdecide: live-run report written to {path}")
+        if self.written and not charts_available():
+            terminalreporter.write_line(f"opdecide: the report has tables only. {CHARTS_HINT}")

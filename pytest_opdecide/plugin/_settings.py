@@ -277,7 +277,9 @@ SETTINGS: tuple[Setting, ...] = (
         "runs",
         _runs,
         1,
-        "run each live test this many times, each with a fresh runtime and provider",
+        "run each live test this many times, each with a fresh runtime and provider; runs are "
+        "samples only when the runtime samples (temperature above 0, a seed per run: "
+        "opdecide_run.seed)",
         fixture=False,
     ),
     Setting(

@@ -142,8 +142,8 @@ def test_runs_counted_judged_and_reported(suite: pytest.Pytester) -> None:
         xfailed=2 * RUNS - route_passes - question_passes,
         failed=int(not route_ok) + 1,  # test_questions needs every run (the default)
     )
-    shares = ", ".join(
-        f"{name.lower()} {count}"
+    shares = ", ".join(  # each pick, and how the runs that made it ended
+        f"{name.lower()} {count} ({count} {'passed' if name == 'REFUND' else 'failed'})"
         for name, count in sorted(Counter(picks).items(), key=lambda item: (-item[1], item[0]))
     )
     result.stdout.fnmatch_lines(
@@ -157,6 +157,7 @@ def test_runs_counted_judged_and_reported(suite: pytest.Pytester) -> None:
             f"test_suite.py::test_route: {'PASSED' if route_ok else 'FAILED'} {route_passes}/"
             f"{RUNS} runs passed, pass rate {route_passes / RUNS:.2f} (95% CI "
             f"{interval_text(route_passes, RUNS)}), min_pass_rate 0.3",
+            f"  10 runs, {len(set(picks))} distinct answers (the runtime had a seed per run)",
             f"  decision 1: refund, close, escalate (10 of 10 runs): {shares}",
             "  run * failed: AssertionError: assert * == 'REFUND'",
         ]
@@ -197,7 +198,7 @@ def test_runs_counted_judged_and_reported(suite: pytest.Pytester) -> None:
     assert sum(b["count"] for b in calibration["bins"]) == 2 * RUNS
 
     page = (suite.path / "out" / "live.html").read_text()
-    assert page.count("<svg") == 3  # pass rates, picks of the one decision, reliability
+    assert page.count("<svg") == 5  # pass rates, picks, the two questions, reliability
     assert "test_suite.py::test_route" in page
     assert html.escape(CHARTS_HINT) not in page
     plain = render_html(report, charts=False)
@@ -220,6 +221,9 @@ def test_the_same_counts_under_xdist(suite: pytest.Pytester) -> None:
     for test in (*first["tests"], *second["tests"]):
         for failed in test["failed_runs"]:
             failed.pop("message")
+        for run in test["every_run"]:  # the texts may name the worker's paths
+            run.pop("message")
+            run.pop("failure")
     assert [{k: v for k, v in t.items() if k != "failed_runs"} for t in second["tests"]] == [
         {k: v for k, v in t.items() if k != "failed_runs"} for t in first["tests"]
     ]
@@ -299,10 +303,11 @@ def test_decision_errors_are_counted(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "test_decision_errors_are_counted.py::test_undecided: PASSED 0/4 runs passed, pass "
-            "rate 0.00 (95% CI 0.00-0.49), min_pass_rate 0",
-            "  decision 1: a, b (4 of 4 runs): DecisionError 4",
-            "  decision 2: a, b (4 of 4 runs): DecisionError 4",
-            "  run 1 failed: pytest_opdecide.DecisionError: *",
+            "rate 0.00 (no CI: one sample), min_pass_rate 0",
+            "  4 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed",
+            "  decision 1: a, b (4 of 4 runs): DecisionError 4 (4 failed)",
+            "  decision 2: a, b (4 of 4 runs): DecisionError 4 (4 failed)",
+            "  runs 1, 2, 3, 4 failed: pytest_opdecide.DecisionError: *",
         ]
     )
 
@@ -525,3 +530,318 @@ def test_any_text_is_a_label_of_the_charts(project: pytest.Pytester) -> None:
     assert "$x^2$$" in test["test"]
     assert drawn(test["test"].rpartition("::")[2]) in charts  # a tick of the pass-rate chart
     assert drawn("decision 1: " + ", ".join(LABELS), 100) in charts  # the picks' title
+
+
+# ---------------------------------------------------------------- runs that are no samples
+
+SERVED = """
+import json
+
+import httpx
+from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+
+def served(pick):
+    def answer(request):
+        content = json.dumps({"call": pick(json.loads(request.content))})
+        return httpx.Response(
+            200,
+            json={
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+            },
+        )
+
+    return httpx.MockTransport(answer)
+
+
+def pytest_opdecide_runtime(request, settings):
+    run = request.getfixturevalue("opdecide_run")
+    name = request.node.originalname
+    if name == "test_sampled":  # what the how-to guide tells: a temperature, a seed per run
+        return OpenAICompatibleRuntime(
+            "http://model.test/v1",
+            transport=served(lambda body: "refund"),
+            temperature=0.8,
+            extra_body={"seed": run.seed},
+        )
+    if name == "test_wobbly":  # temperature 0, but the server's cache answers differently
+        wobbly = served(lambda body: ["refund", "close"][run.index % 2])
+        return OpenAICompatibleRuntime("http://model.test/v1", transport=wobbly)
+    return OpenAICompatibleRuntime("http://model.test/v1", transport=served(lambda body: "refund"))
+"""
+
+COPIES = """
+import pytest
+from pytest_opdecide import decision
+
+MENU = {"refund": "REFUND", "close": "CLOSE"}
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_repeated(runtime):
+    assert decision.make("What next?", MENU) == "REFUND"
+
+
+@pytest.mark.opdecide(cassette=True, min_pass_rate=0)
+def test_wobbly(runtime):
+    assert decision.make("What next?", MENU) == "REFUND"
+
+
+@pytest.mark.opdecide(cassette=True)
+def test_sampled(runtime, opdecide_run):
+    assert runtime.extra_body == {"seed": 100 + opdecide_run.index}
+    assert decision.make("What next?", MENU) == "REFUND"
+"""
+
+
+def test_identical_runs_are_one_sample(project: pytest.Pytester) -> None:
+    """At temperature 0 every run repeats one answer: said, and no interval pretends."""
+    project.makeconftest(SERVED)
+    project.makepyfile(test_copies=COPIES)
+    result = project.runpytest(
+        "--opdecide-live", "--opdecide-runs=5", "--opdecide-seed=100", "--opdecide-report=live"
+    )
+    result.assert_outcomes(passed=13, xfailed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "test_copies.py::test_repeated: PASSED 5/5 runs passed, pass rate 1.00 (no CI: one "
+            "sample), min_pass_rate 1",
+            "  5 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed "
+            "(the runtime sent temperature 0)",
+            "test_copies.py::test_sampled: PASSED 5/5 runs passed, pass rate 1.00 (95% CI "
+            f"{interval_text(5, 5)}), min_pass_rate 1",
+            "  5 runs, 1 distinct answer (the runtime sent temperature 0.8)",
+            "test_copies.py::test_wobbly: PASSED 3/5 runs passed, pass rate 0.60 (no CI: not "
+            "samples), min_pass_rate 0",
+            "  5 runs, 2 distinct answers, but the runtime sent temperature 0: not independent "
+            "samples (what differs comes from the server, not from sampling); raise temperature "
+            "or vary the seed",
+        ]
+    )
+    tests = {t["test"]: t for t in json.loads((project.path / "live.json").read_text())["tests"]}
+    repeated = tests["test_copies.py::test_repeated"]
+    assert (repeated["distinct_answers"], repeated["independent"], repeated["interval"]) == (
+        1,
+        False,
+        None,
+    )
+    assert [run["answer"] for run in repeated["every_run"]] == [1, 1, 1, 1, 1]
+    wobbly = tests["test_copies.py::test_wobbly"]
+    assert [run["answer"] for run in wobbly["every_run"]] == [1, 2, 1, 2, 1]
+    assert wobbly["interval"] is None
+    assert tests["test_copies.py::test_sampled"]["independent"] is True
+    page = (project.path / "live.html").read_text()
+    assert "none: one sample" in page
+    assert "this is one sample; raise temperature or vary the seed" in page
+
+
+def test_repeated_answers_are_counted_once_in_the_calibration(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+        from fake_runtimes import FakeDecisionProvider
+
+
+        def pytest_opdecide_decision_provider(request, settings):
+            return FakeDecisionProvider(seed=7)  # the same seed in every run: the same answers
+        """
+    )
+    project.makepyfile(
+        test_same=f"""
+        import pytest
+
+        QUESTIONS = {QUESTIONS!r}
+
+
+        @pytest.mark.opdecide(cassette=True, expected={{"refund": True, "route": "billing"}})
+        def test_questions(decision_provider):
+            decision_provider.decide_sync(
+                {{"model": "m", "context": "Charged twice.", "questions": QUESTIONS}}
+            )
+        """
+    )
+    result = project.runpytest("--opdecide-live", "--opdecide-runs=5", "--opdecide-report=live")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(
+        [
+            "  5 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed "
+            "(the decision_provider had seed 7 in every run)"
+        ]
+    )
+    report = json.loads((project.path / "live.json").read_text())
+    assert (report["calibration"]["answers"], report["calibration"]["points"]) == (10, 2)
+    page = (project.path / "live.html").read_text()
+    assert "2 distinct answers of 10 (runs that repeat one answer count once)" in page
+
+
+@pytest.mark.parametrize(
+    ("sampling", "answers", "note", "interval"),
+    [
+        (
+            {"runtime": {"temperature": 0.0, "seed": None}},
+            "aaa",
+            "3 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed "
+            "(the runtime sent temperature 0)",
+            False,
+        ),
+        (
+            {"runtime": {"temperature": 0.7, "seed": 3}},
+            "aaa",
+            "3 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed "
+            "(the runtime sent temperature 0.7 with seed 3)",
+            False,
+        ),
+        (
+            {"runtime": {"temperature": 0.7, "seed": None}},
+            "aaa",
+            "3 runs, 1 distinct answer (the runtime sent temperature 0.7)",
+            True,
+        ),
+        (
+            {"runtime": {"temperature": 0.0, "seed": "varies"}},
+            "aaa",
+            "3 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed "
+            "(the runtime sent temperature 0; a seed per run changes nothing at temperature 0)",
+            False,
+        ),
+        ({}, "aab", "3 runs, 2 distinct answers", True),
+        (
+            {},
+            "aaa",
+            "3 runs, 1 distinct answer: this is one sample; raise temperature or vary the seed",
+            False,
+        ),
+        (
+            {},
+            None,
+            "3 runs; what the model said was not watched (only the runtime and "
+            "decision_provider fixtures are), so nothing tells whether the runs differ",
+            True,
+        ),
+    ],
+)
+def test_which_runs_are_samples(
+    sampling: dict[str, Any], answers: str | None, note: str, interval: bool
+) -> None:
+    from pytest_opdecide.plugin._pass_rates import summarize
+
+    summary = summarize("t.py::t", records_of(list(answers or [None] * 3), sampling))
+    assert summary["samples_note"] == note
+    assert (summary["interval"] is not None) is interval
+
+
+def records_of(answers: list[str | None], sampling: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "test": "t.py::t",
+            "run": run,
+            "runs": len(answers),
+            "outcome": "passed" if answer is not None else "error",
+            "message": None,
+            "duration": 0.0,
+            "min_pass_rate": 0.0,
+            "expected": {},
+            "decisions": [],
+            "questions": [],
+            "answer": answer,
+            "sampling": {  # "varies": a seed of each run's own
+                name: {**seen, "seed": run if seen["seed"] == "varies" else seen["seed"]}
+                for name, seen in sampling.items()
+            },
+        }
+        for run, answer in enumerate(answers, 1)
+    ]
+
+
+def test_a_run_that_never_reached_the_model_is_not_compared() -> None:
+    from pytest_opdecide.plugin._pass_rates import summarize
+
+    summary = summarize("t.py::t", records_of(["x", None, "x"], {}))
+    assert summary["distinct_answers"] == 1
+    assert summary["interval"] is None
+    assert [run["answer"] for run in summary["every_run"]] == [1, None, 1]
+
+
+def test_a_seed_per_run_varies_the_samples() -> None:
+    from pytest_opdecide.plugin._pass_rates import sampling_of
+    from pytest_opdecide.runtimes import OpenAICompatibleRuntime
+
+    assert sampling_of(OpenAICompatibleRuntime("http://model.test/v1")) == {
+        "temperature": 0.0,
+        "seed": None,
+    }
+    tuned = OpenAICompatibleRuntime(
+        "http://model.test/v1", temperature=0, extra_body={"temperature": 0.9, "seed": 4}
+    )
+    assert sampling_of(tuned) == {"temperature": 0.9, "seed": 4}
+    assert sampling_of(SeededRuntime(seed=5)) == {"temperature": None, "seed": 5}
+    assert sampling_of(object()) == {"temperature": None, "seed": None}
+
+
+# ---------------------------------------------------------------- runs you can debug
+
+
+def test_every_run_keeps_its_failure_and_its_picks(suite: pytest.Pytester) -> None:
+    picks = route_picks()
+    result = suite.runpytest(
+        "--opdecide-live", f"--opdecide-runs={RUNS}", "--opdecide-report=live", "-k", "test_route"
+    )
+    first_failed = next(run for run, pick in enumerate(picks, 1) if pick != "REFUND")
+    wrong = picks[first_failed - 1]
+    result.stdout.fnmatch_lines(
+        [
+            f"  run {first_failed} failed: AssertionError: assert '{wrong}' == 'REFUND'",
+            "      - REFUND",  # the lines after the first are kept
+            f"      + {wrong}",
+            f"    answer *: decision 1 -> {wrong.lower()}",  # and what the run picked
+        ]
+    )
+    (test,) = json.loads((suite.path / "live.json").read_text())["tests"]
+    runs = test["every_run"]
+    assert [run["picks"] for run in runs] == [
+        {"decision 1: refund, close, escalate": pick.lower()} for pick in picks
+    ]
+    assert [run["outcome"] for run in runs] == [
+        "passed" if pick == "REFUND" else "failed" for pick in picks
+    ]
+    failed = runs[first_failed - 1]
+    assert [line.strip() for line in failed["message"].splitlines()[1:]] == [
+        "",
+        "- REFUND",
+        f"+ {wrong}",
+    ]
+    assert "def test_route(runtime):" in failed["failure"]  # the whole text, traceback too
+    assert failed["failure"].endswith("test_suite.py:10: AssertionError")  # where it failed
+    page = (suite.path / "live.html").read_text()
+    assert f"<pre>{html.escape(failed['failure'])}</pre>" in page
+    assert "decision 1: refund, close, escalate → <b>" in page
+
+
+def test_without_matplotlib_the_report_says_how_to_get_the_charts(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_opdecide.plugin import _live_report, _live_runs
+
+    monkeypatch.setattr(_live_report, "charts_available", lambda: False)
+    monkeypatch.setattr(_live_runs, "charts_available", lambda: False)
+    result = suite.runpytest("--opdecide-live", "--opdecide-report=live", "-k", "test_route")
+    result.stdout.fnmatch_lines(
+        [
+            "opdecide: live-run report written to *live.html",
+            "opdecide: the report has tables only. Charts need matplotlib: pip install "
+            "'pytest-opdecide[report]' and run the tests again.",
+        ]
+    )
+    page = (suite.path / "live.html").read_text()
+    assert "<svg" not in page
+    assert html.escape(CHARTS_HINT) in page
+
+
+def test_a_run_that_is_not_repeated_has_the_seed_setting(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        """
+        def test_once(opdecide_run):
+            assert (opdecide_run.index, opdecide_run.count, opdecide_run.seed) == (0, 1, 9)
+        """
+    )
+    project.runpytest("--opdecide-seed=9").assert_outcomes(passed=1)
