@@ -112,7 +112,7 @@ def test_the_pages_name_only_real_flags_and_ini_keys(page: str) -> None:
     ini_keys = {s.ini_name for s in SETTINGS if s.ini}
     assert set(re.findall(r"--opdecide-[a-z-]*[a-z]", text)) <= flags
     named = set(re.findall(r"\bopdecide_[a-z_]*[a-z]\b", text))
-    misspelt_on_purpose = {"opdecide_sead"}
+    misspelt_on_purpose = {"opdecide_sead", "opdecide_cassete_dir"}
     fixtures = {"opdecide_config", "opdecide_settings", "opdecide_run"}
     assert named <= ini_keys | fixtures | {"opdecide_live"} | (misspelt_on_purpose)
 
