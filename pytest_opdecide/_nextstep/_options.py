@@ -35,6 +35,7 @@ from pytest_opdecide._nextstep._annotations import (
     FromContext,
     Param,
     annotation_label,
+    bounded,
     object_from_notation,
     spec_from_annotation,
 )
@@ -326,6 +327,7 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
         description = field_description or description
         if param_meta is not None:
             description = param_meta.description or description
+            spec = bounded(spec, hint, param_meta.max_length)
             if param_meta.options is not None:
                 spec = ChoiceSpec(spec, tuple(param_meta.options))
         fields.append(
