@@ -46,6 +46,7 @@ from pytest_opdecide._nextstep._field_types import (
     UnknownSpec,
     UnsupportedType,
     json_dumps,
+    shown_choice,
 )
 from pytest_opdecide._nextstep._option_forms import (
     FORMS,
@@ -746,7 +747,7 @@ def _field_line(f: FieldSpec) -> str:
     if f.description:
         line += f": {f.description}"
     if f.type.choices is not None:
-        line += " (options: " + ", ".join(f'"{v}"' for v in f.type.choices) + ")"
+        line += " (options: " + ", ".join(shown_choice(v) for v in f.type.choices) + ")"
     return line
 
 
