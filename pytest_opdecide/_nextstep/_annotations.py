@@ -99,6 +99,11 @@ def bounded(spec: TypeSpec, annotation: Any, max_length: int | None) -> TypeSpec
     ``spec`` itself when there is no bound."""
     if max_length is None:
         return spec
+    if not _text_or_list(spec.json_schema()):
+        raise TypeError(
+            f"Param(max_length={max_length}) bounds a text or a list, but the parameter is "
+            f"{spec.label}: drop max_length, or bound a number with pydantic's Field(le=...)"
+        )
     try:
         limited = typing.Annotated[annotation, annotated_types.MaxLen(max_length)]
         return PydanticSpec(limited, spec.label, spec)
@@ -107,6 +112,18 @@ def bounded(spec: TypeSpec, annotation: Any, max_length: int | None) -> TypeSpec
             f"Param(max_length={max_length}) does not fit the type {spec.label} ({exc}): "
             "give it to a text or a list parameter"
         ) from None
+
+
+def _text_or_list(schema: Any) -> bool:
+    """Whether a JSON schema takes a string or an array (itself, or a member of a union)."""
+    if not isinstance(schema, Mapping):
+        return False
+    kinds = schema.get("type")
+    if kinds in ("string", "array") or (
+        isinstance(kinds, list) and {"string", "array"} & set(kinds)
+    ):
+        return True
+    return any(_text_or_list(member) for member in schema.get("anyOf", ()))
 
 
 def param_max_length(hint: Any) -> int | None:

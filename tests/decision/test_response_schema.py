@@ -538,6 +538,17 @@ def test_param_max_length_is_validated() -> None:
     with pytest.raises(TypeError, match="max_length"):
         Param(max_length="40")  # type: ignore[arg-type]
 
+    def count(n: Annotated[int, Param(max_length=3)]) -> int:
+        return n
+
+    with pytest.raises(TypeError, match=r"bounds a text or a list, but the parameter is int"):
+        decision.render_options({"count": count})
+
+    def maybe(note: Annotated[str | None, Param(max_length=3)] = None) -> Any:
+        return note
+
+    assert "maybe(note: str | None)" in decision.render_options({"maybe": maybe})
+
 
 def test_the_schema_is_built_once_per_menu_and_kept_with_it() -> None:
     options = {"greet": greet, "done": "DONE"}
