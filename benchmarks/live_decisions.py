@@ -15,7 +15,15 @@ model server. Against the local model::
     .venv/bin/python -m benchmarks.live_decisions --base-url "$(scripts/local-model url)"
 
 Any OpenAI-compatible server works (``--model``, and the key in the environment variable named
-by ``--api-key-env``). ``--json PATH`` writes every decision's record.
+by ``--api-key-env``). ``--json PATH`` writes every decision's record. ``--set text_fields``
+runs the 35 decisions of ``benchmarks/text_field_prompts.py`` instead (free text, numbers and
+allowed values that are not strings). Calls run with the runtime's defaults (60 s per call, no
+``max_tokens``) unless ``--timeout`` or ``--max-tokens`` say otherwise.
+
+Each valid pick is also checked for **copied examples**: a value of a field without allowed
+values that equals the field's example on the menu's ``Call:`` line (``0``, ``false``,
+``"<str>"``), is a string placeholder without its brackets (``"str"``), or holds one
+(``"boxes: [<str>]"``). Such a value was most likely copied, not decided.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 
 from benchmarks.decision_prompts import PROMPTS, Decision
 from pytest_opdecide import DecisionError, decision
+from pytest_opdecide.options import normalize_options
 from pytest_opdecide.runtimes import OpenAICompatibleRuntime, RuntimeCallError
 
 MODES = {"text": "never", "structured": "auto"}
@@ -53,6 +62,7 @@ class Outcome:
         picked: The option picked, if any.
         replies: The reply texts, shortened.
         detail: The error's message, if any.
+        copied: The fields of a valid pick whose value copies the menu's example.
     """
 
     name: str
@@ -65,6 +75,39 @@ class Outcome:
     picked: str | None
     replies: list[str]
     detail: str = ""
+    copied: list[str] | None = None
+
+
+def _is_copy(value: Any, example: Any) -> bool:
+    if isinstance(example, str) and example.startswith("<") and isinstance(value, str):
+        bare = example[1:-1].strip().casefold()
+        return value == example or value.strip().casefold() == bare or example in value
+    if isinstance(example, list) and isinstance(value, list):
+        return bool(example) and any(_is_copy(v, example[0]) for v in value)
+    if isinstance(example, dict) and isinstance(value, dict):
+        return any(_is_copy(value.get(k), e) for k, e in example.items() if k in value)
+    if isinstance(example, str) and isinstance(value, str):
+        return example.startswith("<") and example in value
+    return type(value) is type(example) and value == example
+
+
+def copied_examples(options: dict[str, Any], text: str) -> list[str]:
+    """The fields of the pick in ``text`` whose value copies the menu's example."""
+    action = decision.extract_action(text)
+    if action is None:
+        return []
+    menu = normalize_options(options)
+    option = menu.by_name.get(str(action.get("call")))
+    args = action.get("args") or {}
+    if option is None or not isinstance(args, dict):
+        return []
+    return [
+        f.name
+        for f in option.fields
+        if f.type.choices is None
+        and f.name in args
+        and _is_copy(args[f.name], f.type.placeholder())
+    ]
 
 
 def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: int) -> Outcome:
@@ -83,9 +126,11 @@ def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: 
     seconds = time.perf_counter() - start
     calls = runtime.calls[before:]
     picked = None
+    copied: list[str] | None = None
     if result in ("first", "repick"):
         action = decision.extract_action(calls[-1].reply_text or "")
         picked = None if action is None else str(action["call"])
+        copied = copied_examples(item.options, calls[-1].reply_text or "")
     return Outcome(
         item.name,
         mode,
@@ -97,6 +142,7 @@ def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: 
         picked,
         [(call.reply_text or "")[:160] for call in calls],
         detail,
+        copied,
     )
 
 
@@ -124,7 +170,13 @@ def summary(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
         "total_s": sum(times),
         "median_tokens": statistics.median(tokens) if tokens else 0,
         "max_tokens": max(tokens, default=0),
+        "picks_with_fields": sum(bool(o.copied is not None and _has_fields(o)) for o in mine),
+        "copied_examples": sum(bool(o.copied) for o in mine),
     }
+
+
+def _has_fields(outcome: Outcome) -> bool:
+    return outcome.picked is not None and any("args" in reply for reply in outcome.replies[-1:])
 
 
 def _rate(part: int, whole: int) -> str:
@@ -136,8 +188,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| mode | decisions | parsed (valid pick) | parsed at the first reply | needed the re-pick "
         "| DecisionError | call failed | time per decision: median (min-max) | tokens generated: "
-        "median (max) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "median (max) | picks that copy an example |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         n = row["decisions"]
@@ -146,7 +198,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {_rate(row['needed_repick'], n)} | {_rate(row['decision_error'], n)} "
             f"| {_rate(row['call_error'], n)} "
             f"| {row['median_s']:.2f} s ({row['min_s']:.2f}-{row['max_s']:.2f}) "
-            f"| {row['median_tokens']:g} ({row['max_tokens']}) |"
+            f"| {row['median_tokens']:g} ({row['max_tokens']}) "
+            f"| {row['copied_examples']} of {row['picks_with_fields']} with arguments |"
         )
     return "\n".join(lines)
 
@@ -170,7 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-tokens", type=int, default=None, help="a max_tokens for every call (default: none)"
     )
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds per model call (default 60: the runtime's)",
+    )
+    parser.add_argument(
+        "--set", default="decisions", choices=["decisions", "text_fields"], help="which set"
+    )
     parser.add_argument(
         "--only", default="", help="comma-separated decision names (default: all of them)"
     )
@@ -183,9 +244,12 @@ def main(argv: list[str] | None = None) -> int:
     if not modes:
         parser.error(f"--modes names none of {list(MODES)}")
 
-    chosen = [p for p in PROMPTS if not args.only or p.name in args.only.split(",")]
+    prompts = PROMPTS
+    if args.set == "text_fields":
+        from benchmarks.text_field_prompts import PROMPTS as prompts
+    chosen = [p for p in prompts if not args.only or p.name in args.only.split(",")]
     if not chosen:
-        parser.error(f"no decision is called {args.only!r}; names: {[p.name for p in PROMPTS]}")
+        parser.error(f"no decision is called {args.only!r}; names: {[p.name for p in prompts]}")
     extra = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
     runtimes = {
         mode: OpenAICompatibleRuntime(
@@ -214,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
                     outcomes.append(outcome)
                     print(
                         f"  {item.name:14} {mode:10} {outcome.result:14} {outcome.seconds:6.2f} s "
-                        f"{outcome.completion_tokens:4} tokens  picked {outcome.picked}",
+                        f"{outcome.completion_tokens:4} tokens  picked {outcome.picked}"
+                        f"{'  copied ' + ','.join(outcome.copied) if outcome.copied else ''}",
                         flush=True,
                     )
     finally:

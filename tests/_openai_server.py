@@ -92,13 +92,41 @@ def default_reply(request: Received) -> Reply:
         args = {key: _example(schema) for key, schema in properties.items()}
         return Reply(tool_calls=((name, args),))
     users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-    content = users[-1].get("content", "") if users else ""
-    if isinstance(content, list):
-        content = "".join(str(part.get("text", "")) for part in content)
-    found = _CALL_LINE.search(str(content))
-    if found:
-        return Reply(text=found.group(1))
+    structured = _structured_tool_call(body, users)
+    if structured is not None:
+        return structured
+    # The last user message with a menu (after a structured turn's tool round, the last one
+    # only says to pick).
+    for user in reversed(users):
+        content = user.get("content", "")
+        if isinstance(content, list):
+            content = "".join(str(part.get("text", "")) for part in content)
+        found = _CALL_LINE.search(str(content))
+        if found:
+            return Reply(text=found.group(1))
     return Reply(text="Hello from the test server.")
+
+
+def _structured_tool_call(body: dict[str, Any], users: list[Any]) -> Reply | None:
+    """In a structured turn (the tools listed after the menu, no native ``tools``), the first
+    tool's call as the reply's JSON text, until a tool result came back."""
+    first = str(users[0].get("content", "")) if users else ""
+    marker = first.find("\n\nTools: before you pick")
+    if marker < 0 or any(str(m.get("content", "")).startswith("Result of ") for m in users):
+        return None
+    found = _CALL_LINE.search(first, marker)
+    if not found:
+        return None
+    name = json.loads(found.group(1))["call"]
+    form = body.get("response_format") or {}
+    schema = form.get("json_schema", {}).get("schema") or form.get("schema") or {}
+    for branch in schema.get("anyOf", [schema]):
+        properties = branch.get("properties", {})
+        if properties.get("call", {}).get("enum") == [name]:
+            fields = properties.get("args", {}).get("properties", {})
+            args = {key: _example(field) for key, field in fields.items()}
+            return Reply(text=json.dumps({"call": name, "args": args}))
+    return None
 
 
 def _example(schema: Any) -> Any:

@@ -50,8 +50,10 @@ __all__ = [
     "FromContext",
     "Param",
     "annotation_label",
+    "bounded",
     "field_from_notation",
     "object_from_notation",
+    "param_max_length",
     "spec_from_annotation",
 ]
 
@@ -72,15 +74,64 @@ class Param:
     Attributes:
         description: Shown after the field name in the menu.
         options: The allowed values (an enum); the model's value must be one of them.
+        max_length: The most characters a text value (or items a list) may have: validated,
+            and the bound of what the model may write in a structured decision (without it,
+            a text field of the menu's JSON schema is bounded at ``MAX_TEXT_LENGTH``).
     """
 
     description: str | None = None
     options: Sequence[Any] | None = None
+    max_length: int | None = None
 
     def __post_init__(self) -> None:
         # Annotated hashes its metadata: keep Param hashable whatever sequence was given.
         if self.options is not None:
             object.__setattr__(self, "options", tuple(self.options))
+        bound = self.max_length
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+            raise TypeError(f"Param(max_length=...) must be an int >= 1, got {bound!r}")
+        if bound is not None and bound < 1:
+            raise ValueError(f"Param(max_length=...) must be >= 1, got {bound}")
+
+
+def bounded(spec: TypeSpec, annotation: Any, max_length: int | None) -> TypeSpec:
+    """``spec`` with at most ``max_length`` characters (or items), validated by pydantic;
+    ``spec`` itself when there is no bound."""
+    if max_length is None:
+        return spec
+    if not _text_or_list(spec.json_schema()):
+        raise TypeError(
+            f"Param(max_length={max_length}) bounds a text or a list, but the parameter is "
+            f"{spec.label}: drop max_length, or bound a number with pydantic's Field(le=...)"
+        )
+    try:
+        limited = typing.Annotated[annotation, annotated_types.MaxLen(max_length)]
+        return PydanticSpec(limited, spec.label, spec)
+    except UnsupportedType as exc:
+        raise TypeError(
+            f"Param(max_length={max_length}) does not fit the type {spec.label} ({exc}): "
+            "give it to a text or a list parameter"
+        ) from None
+
+
+def _text_or_list(schema: Any) -> bool:
+    """Whether a JSON schema takes a string or an array (itself, or a member of a union)."""
+    if not isinstance(schema, Mapping):
+        return False
+    kinds = schema.get("type")
+    if kinds in ("string", "array") or (
+        isinstance(kinds, list) and {"string", "array"} & set(kinds)
+    ):
+        return True
+    return any(_text_or_list(member) for member in schema.get("anyOf", ()))
+
+
+def param_max_length(hint: Any) -> int | None:
+    """The ``max_length`` of an ``Annotated[..., Param(max_length=...)]`` hint, if any."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    found = next((m for m in hint.__metadata__ if isinstance(m, Param)), None)
+    return None if found is None else found.max_length
 
 
 @dataclass(frozen=True)
@@ -263,7 +314,7 @@ def _object_from_hints(
         fields = []
         for name, hint in hints.items():
             description, choices = _annotated_param(hint)
-            spec = spec_from_annotation(hint, depth + 1)
+            spec = bounded(spec_from_annotation(hint, depth + 1), hint, param_max_length(hint))
             if choices is not None:
                 spec = ChoiceSpec(spec, choices)
             fields.append(FieldSpec(name, spec, description, required=name in required))
@@ -305,7 +356,9 @@ def field_from_notation(name: str, notation: Any, depth: int = 0) -> FieldSpec:
     if isinstance(notation, type) or typing.get_origin(notation) is not None:
         description, choices = _annotated_param(notation)
         try:
-            spec = spec_from_annotation(notation, depth)
+            spec = bounded(
+                spec_from_annotation(notation, depth), notation, param_max_length(notation)
+            )
         except UnsupportedType as exc:
             raise TypeError(
                 f"Schema field '{name}' has the type {annotation_label(notation)}, which cannot "

@@ -57,6 +57,7 @@ __all__ = [
     "fields_core_schema",
     "json_dumps",
     "pydantic_gist",
+    "shown_choice",
 ]
 
 MAX_DEPTH = 32
@@ -72,6 +73,27 @@ class UnsupportedType(TypeError):
 def json_dumps(value: Any) -> str:
     """JSON as rendered in menus: ``", "`` and ``": "`` separators, non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False)
+
+
+def shown_choice(value: Any) -> str:
+    """An allowed value as the menu lists it: a string in double quotes (``"fast"``, as the
+    reference prints every value), any other value as the JSON the validator accepts (``300``,
+    ``2.5``, ``true``, ``null``): the reference's ``"300"`` for an ``int`` is a string, which
+    the validator refuses. A value JSON cannot carry is shown quoted, as the reference does."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    plain = _json_choice(value)
+    return f'"{value}"' if plain is _NO_JSON else json_dumps(plain)
+
+
+_NO_JSON = object()
+
+
+def _json_choice(value: Any) -> Any:
+    """``value`` as a JSON scalar (an ``Enum`` member by its value), else :data:`_NO_JSON`."""
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    return _NO_JSON
 
 
 def pydantic_gist(exc: BaseException) -> str:
@@ -439,6 +461,11 @@ class ChoiceSpec(TypeSpec):
         self.native = base.native
 
     def placeholder(self) -> Any:
+        # A value the validator accepts: the first allowed value when it is no string (the
+        # base type's 0 or false is seldom allowed); a string keeps the reference's "<str>".
+        first = self.choices[0] if self.choices else None
+        if self.choices and not isinstance(first, str) and _json_choice(first) is not _NO_JSON:
+            return first
         return self.base.placeholder()
 
     def json_schema(self) -> dict[str, Any]:

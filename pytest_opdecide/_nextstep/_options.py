@@ -35,6 +35,7 @@ from pytest_opdecide._nextstep._annotations import (
     FromContext,
     Param,
     annotation_label,
+    bounded,
     object_from_notation,
     spec_from_annotation,
 )
@@ -45,6 +46,7 @@ from pytest_opdecide._nextstep._field_types import (
     UnknownSpec,
     UnsupportedType,
     json_dumps,
+    shown_choice,
 )
 from pytest_opdecide._nextstep._option_forms import (
     FORMS,
@@ -415,6 +417,7 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
         description = field_description or description
         if param_meta is not None:
             description = param_meta.description or description
+            spec = bounded(spec, hint, param_meta.max_length)
             if param_meta.options is not None:
                 spec = ChoiceSpec(spec, tuple(param_meta.options))
         fields.append(
@@ -860,7 +863,7 @@ def _field_line(f: FieldSpec) -> str:
     if f.description:
         line += f": {f.description}"
     if f.type.choices is not None:
-        line += " (options: " + ", ".join(f'"{v}"' for v in f.type.choices) + ")"
+        line += " (options: " + ", ".join(shown_choice(v) for v in f.type.choices) + ")"
     return line
 
 

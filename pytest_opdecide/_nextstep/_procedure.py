@@ -182,8 +182,14 @@ def _validated(
         raise validator.copied_placeholder(plain) or explain(
             exc, plain, validator, missing
         ) from None
-    # A valid pick may still hold a copied "<str>": looked for only when the text has a "<".
-    if not from_json or "<" in reply or "\\u003" in reply:
+    # A valid pick may still hold a copied "<str>" (or "str"): looked for only when the text
+    # has a "<" or a word of a placeholder.
+    if (
+        not from_json
+        or "<" in reply
+        or "\\u003" in reply
+        or any(mark in reply.casefold() for mark in validator.copy_marks)
+    ):
         failure = validator.copied_placeholder(plain)
         if failure is not None:
             raise failure

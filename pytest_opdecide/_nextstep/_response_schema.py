@@ -31,8 +31,11 @@ grammar cannot express is left out rather than risked (a server that cannot comp
 schema may drop all of it without saying so):
 
 - A ``pattern`` of the option's is left out: each server supports its own subset of regular
-  expressions. Free text fields get one of ours instead, :data:`NOT_A_PLACEHOLDER`: one line
-  that does not start with ``<``, so that the model cannot copy a placeholder of the menu.
+  expressions. Free text fields get one of ours instead (:func:`text_pattern`): one line
+  that does not start with ``<``, so that the model cannot copy a placeholder of the menu, and
+  at most ``maxLength`` characters (the field's own, else :data:`MAX_TEXT_LENGTH`), written
+  into the pattern itself: llama.cpp's converter reads a ``pattern`` and ignores the lengths
+  beside it, and a text without a bound lets a weak model write until its tokens run out.
 - ``format`` is kept for ``date`` and ``uuid`` only. JSON Schema's ``date-time`` and ``time``
   require a UTC offset, which would turn every naive time the model sends into an aware one;
   other formats (``path``, ``duration``...) mean nothing to a grammar.
@@ -56,11 +59,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANY_TYPES",
+    "MAX_TEXT_LENGTH",
     "NOT_A_PLACEHOLDER",
     "SMALL_RANGE",
     "json_schema_format",
     "menu_schema",
     "portable_schema",
+    "text_pattern",
 ]
 
 ANY_TYPES = ("string", "number", "boolean", "object", "array", "null")
@@ -72,6 +77,29 @@ start of every menu placeholder (``"<str>"``, ``"<date YYYY-MM-DD>"``...), which
 copies from the ``Call:`` line (and copies again at its re-pick). Quotes, backslashes and line
 breaks are left out too: a grammar would have to escape them. A plain, anchored
 character-class pattern, which every grammar converter takes."""
+
+MAX_TEXT_LENGTH = 200
+"""The most characters a free text field of the schema takes when the field sets no
+``max_length`` of its own (``Param(max_length=...)``, pydantic's ``Field(max_length=...)``).
+Only the schema is bounded: a longer text sent without one (the text menu) still validates."""
+
+_TEXT_CHAR = r'[^"\\\n\r\t]'
+_FIRST_CHAR = r'[^<"\\\n\r\t]'
+
+
+def text_pattern(min_length: int = 0, max_length: int = MAX_TEXT_LENGTH) -> str:
+    r"""The pattern of a free text field of ``min_length`` to ``max_length`` characters: one
+    line that does not start with ``<`` (see :data:`NOT_A_PLACEHOLDER`).
+
+    Example:
+        >>> print(text_pattern(0, 8))
+        ^([^<"\\\n\r\t][^"\\\n\r\t]{0,7})?$
+    """
+    high = max(max_length, 1)
+    low = min(max(min_length, 0), high)
+    body = f"{_FIRST_CHAR}{_TEXT_CHAR}{{{max(low - 1, 0)},{high - 1}}}"
+    return f"^{body}$" if low else f"^({body})?$"
+
 
 SMALL_RANGE = 100
 """An integer field bounded on both sides by at most this many values also lists them as an
@@ -240,7 +268,10 @@ def portable_schema(schema: Any, depth: int = 0) -> Any:
     if not _SHAPING & set(out):
         out["type"] = list(ANY_TYPES)
     elif out.get("type") == "string" and "enum" not in out and "format" not in out:
-        out["pattern"] = NOT_A_PLACEHOLDER
+        high = out.get("maxLength")
+        high = MAX_TEXT_LENGTH if not isinstance(high, int) else high
+        out["maxLength"] = high
+        out["pattern"] = text_pattern(int(out.get("minLength", 0)), high)
     elif out.get("type") == "integer" and "enum" not in out:
         values = _integer_range(out)
         if values is not None:

@@ -128,6 +128,13 @@ class ArgsValidator:
                 _string_placeholders(f.type.placeholder(), placeholders)
         self.placeholders = frozenset(p for p in placeholders if p.startswith("<"))
         """The menu's string placeholders of these fields: a value equal to one was copied."""
+        self.bare_placeholders = {p[1:-1].strip().casefold(): p for p in self.placeholders}
+        """Each placeholder without its brackets (``str``, ``date yyyy-mm-dd``), casefolded:
+        a value equal to one was copied too (a grammar that forbids a leading ``<`` leaves
+        the rest)."""
+        self.copy_marks = tuple(sorted({bare.split()[0] for bare in self.bare_placeholders}))
+        """Words at least one of which a reply holding a copy contains (``str``, ``date``...):
+        a reply without any is not searched."""
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (an object with the fields as properties).
@@ -167,18 +174,41 @@ class ArgsValidator:
         return self._json(text, strict=True)  # type: ignore[no-any-return]
 
     def copied_placeholder(self, args: Mapping[str, Any]) -> ParseFailure | None:
-        """The failure of a value copied from the menu's ``Call:`` example, if any."""
+        """The failure of a value copied from the menu's ``Call:`` example, if any: a
+        placeholder exactly (``"<str>"``), without its brackets (``"str"``, ``"Date
+        YYYY-MM-DD"``), or inside a longer text (``"boxes: [<str>]"``)."""
         for f in self.fields:
             if f.name in args and f.type.choices is None:
-                found = _find_string(args[f.name], self.placeholders)
+                found = _find_string(args[f.name], self._copied)
                 if found is not None:
                     keys, value = found
-                    return ParseFailure(
-                        "invalid_value",
-                        f"Field '{_path([f.name, *reversed(keys)])}' is {json_dumps(value)}, the "
-                        "placeholder copied from the Call: example; send a real value instead",
-                    )
+                    path = _path([f.name, *reversed(keys)])
+                    return ParseFailure("invalid_value", self._copy_message(path, value))
         return None
+
+    def _copied(self, value: str) -> bool:
+        if value in self.placeholders or value.strip().casefold() in self.bare_placeholders:
+            return True
+        return "<" in value and any(p in value for p in self.placeholders)
+
+    def _copy_message(self, path: str, value: str) -> str:
+        shown = json_dumps(value if len(value) <= 60 else value[:57] + "...")
+        if value in self.placeholders:
+            return (
+                f"Field '{path}' is {shown}, the placeholder copied from the Call: example; "
+                "send a real value instead"
+            )
+        bare = self.bare_placeholders.get(value.strip().casefold())
+        if bare is not None:
+            return (
+                f"Field '{path}' is {shown}, the placeholder {json_dumps(bare)} of the Call: "
+                "example without its brackets; send a real value instead"
+            )
+        inside = next(p for p in sorted(self.placeholders) if p in value)
+        return (
+            f"Field '{path}' is {shown}, which holds the placeholder {json_dumps(inside)} "
+            "copied from the Call: example; send a real value instead"
+        )
 
 
 def _hoisted(schema: Any, defs: dict[str, Any]) -> Any:
@@ -192,10 +222,11 @@ def _hoisted(schema: Any, defs: dict[str, Any]) -> Any:
     return schema
 
 
-def _find_string(value: Any, strings: frozenset[str]) -> tuple[list[Any], str] | None:
-    """The location (innermost key first) and value of the first string in ``strings``."""
+def _find_string(value: Any, copied: Callable[[str], bool]) -> tuple[list[Any], str] | None:
+    """The location (innermost key first) and value of the first string ``copied`` says is
+    a copy."""
     if type(value) is str:  # exactly: a subclass may hash in its own way
-        return ([], value) if value in strings else None
+        return ([], value) if copied(value) else None
     if type(value) is list:
         items: Any = enumerate(value)
     elif type(value) is dict:
@@ -203,7 +234,7 @@ def _find_string(value: Any, strings: frozenset[str]) -> tuple[list[Any], str] |
     else:
         return None
     for key, item in items:
-        found = _find_string(item, strings)
+        found = _find_string(item, copied)
         if found is not None:
             found[0].append(key)
             return found

@@ -109,6 +109,7 @@ TESTS = dedent(
             str(with_password), model=opdecide_settings.model, stream=True
         ) as streamed:
             SEEN["streamed"] = streamed.exec("Say hello.")
+        runtime.tool_turns = "native"  # the hostile server mints secrets in native tool calls
         outcome = agent("Order 1234?", tools=[lookup_order], choices=OPTIONS, runtime=runtime)
         assert outcome == "A"
         headers = {{"x-api-key": {KEY!r}, "X-Tenant": {TENANT!r}}}

@@ -170,12 +170,13 @@ class TestEnums:
     def test_description_and_enum(self) -> None:
         schema = {"priority": {"type": int, "description": "1-5", "options": [1, 2, 3]}}
         text = decision.render_options({"o": ("D.", schema)})
-        assert '    priority: 1-5 (options: "1", "2", "3")\n' in text
+        # Not the reference's "1", "2", "3" (strings, which the validator refuses), and the
+        # example is an allowed value, not the reference's 0.
         assert text == (
             "o(priority: int)\n"
             "    D.\n"
-            '    priority: 1-5 (options: "1", "2", "3")\n'
-            '    Call: {"call": "o", "args": {"priority": 0}}\n'
+            "    priority: 1-5 (options: 1, 2, 3)\n"
+            '    Call: {"call": "o", "args": {"priority": 1}}\n'
         )
 
     def test_enum_without_description(self) -> None:
@@ -198,8 +199,8 @@ class TestEnums:
             "escalate(team: str, level: int)\n"
             "    Page a human.\n"
             '    team: Team to page (options: "ops", "billing")\n'
-            '    level (options: "1", "2")\n'
-            '    Call: {"call": "escalate", "args": {"team": "<str>", "level": 0}}\n'
+            "    level (options: 1, 2)\n"
+            '    Call: {"call": "escalate", "args": {"team": "<str>", "level": 1}}\n'
         )
 
     def test_param_options_given_as_a_list(self) -> None:
@@ -378,5 +379,5 @@ def test_rendering_is_stable_across_calls_and_equal_inputs() -> None:
 def test_schema_cache_does_not_confuse_equal_but_different_options() -> None:
     floats = {"o": ("D.", {"cache_probe": {"type": float, "options": [1.0, 2.5]}})}
     ints = {"o": ("D.", {"cache_probe": {"type": float, "options": [1, 2.5]}})}
-    assert '(options: "1.0", "2.5")' in decision.render_options(floats)
-    assert '(options: "1", "2.5")' in decision.render_options(ints)
+    assert "(options: 1.0, 2.5)" in decision.render_options(floats)
+    assert "(options: 1, 2.5)" in decision.render_options(ints)

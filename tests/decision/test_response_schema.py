@@ -19,13 +19,20 @@ import pytest
 from pydantic import Field
 
 from fake_runtimes import ScriptedRuntime, pick
-from pytest_opdecide import FromContext, Runtime, agent, decision
+from pytest_opdecide import FromContext, Param, Runtime, agent, decision
 from pytest_opdecide._nextstep._options import normalize_options
-from pytest_opdecide._nextstep._response_schema import ANY_TYPES, NOT_A_PLACEHOLDER, portable_schema
+from pytest_opdecide._nextstep._response_schema import (
+    ANY_TYPES,
+    MAX_TEXT_LENGTH,
+    NOT_A_PLACEHOLDER,
+    portable_schema,
+    text_pattern,
+)
 
 ANY = {"type": list(ANY_TYPES)}
-TEXT = {"type": "string", "pattern": NOT_A_PLACEHOLDER}
-"""A free text field: one line that cannot start like a placeholder of the menu."""
+TEXT = {"type": "string", "maxLength": MAX_TEXT_LENGTH, "pattern": text_pattern()}
+"""A free text field: one line of at most MAX_TEXT_LENGTH characters that cannot start like a
+placeholder of the menu."""
 
 
 def greet(name: str) -> str:
@@ -232,7 +239,12 @@ def test_field_types_in_the_portable_subset() -> None:
         "enum": [1, 2, 3, 4, 5, 6, 7, 8, 9],
     }
     # The option's pattern is left out (every server has its own regex subset), ours put in.
-    assert properties["code"] == {**TEXT, "minLength": 3, "maxLength": 3}
+    assert properties["code"] == {
+        "type": "string",
+        "minLength": 3,
+        "maxLength": 3,
+        "pattern": text_pattern(3, 3),
+    }
     assert properties["kind"] == {"type": "string", "enum": ["bug", "question"]}
     assert properties["fixed"] == {"type": "string", "enum": ["only"]}
     assert properties["cabin"] == {"type": "string", "enum": ["economy", "business"]}
@@ -346,7 +358,7 @@ PORTABLE = {
     "anyOf",
     "$ref",
     "$defs",
-    "pattern",  # only ours: NOT_A_PLACEHOLDER
+    "pattern",  # only ours: text_pattern()
 }
 
 
@@ -356,9 +368,8 @@ def test_only_portable_keywords() -> None:
     assert used <= PORTABLE, used - PORTABLE
     # Neither oneOf (OpenAI refuses it) nor const (single-value enums instead).
     assert not used & {"oneOf", "const", "title", "description", "default"}
-    assert {found["pattern"] for found in every_object_with("pattern", schema)} == {
-        NOT_A_PLACEHOLDER
-    }
+    patterns = {found["pattern"] for found in every_object_with("pattern", schema)}
+    assert patterns == {text_pattern(), text_pattern(3, 3)}
 
 
 def every_object_with(key: str, schema: Any) -> Iterator[dict[str, Any]]:
@@ -460,6 +471,83 @@ def test_portable_schema(given: Any, portable: Any) -> None:
 )
 def test_free_text_may_not_start_like_a_placeholder(text: str, allowed: bool) -> None:
     assert bool(re.fullmatch(NOT_A_PLACEHOLDER, text)) is allowed
+    assert bool(re.fullmatch(text_pattern(), text)) is allowed
+
+
+@pytest.mark.parametrize(("low", "high"), [(0, 1), (0, 8), (1, 1), (3, 5), (0, MAX_TEXT_LENGTH)])
+def test_free_text_is_bounded_in_the_pattern_itself(low: int, high: int) -> None:
+    # llama.cpp's converter reads the pattern and ignores maxLength beside it.
+    pattern = text_pattern(low, high)
+    assert re.fullmatch(pattern, "a" * high)
+    assert not re.fullmatch(pattern, "a" * (high + 1))
+    assert re.fullmatch(pattern, "a" * low)
+    assert bool(re.fullmatch(pattern, "")) is (low == 0)
+
+
+def bounded_note(note: Annotated[str, Param("What to say", max_length=40)]) -> str:
+    return note
+
+
+class Ticket(pydantic.BaseModel):
+    title: str = Field(max_length=12)
+    body: str
+
+
+def every_string(schema: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(schema, dict):
+        if schema.get("type") == "string":
+            yield schema
+        for value in schema.values():
+            yield from every_string(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from every_string(value)
+
+
+def test_every_text_field_of_the_schema_has_a_length_bound() -> None:
+    from benchmarks.decision_prompts import PROMPTS
+
+    for item in PROMPTS:
+        for found in every_string(decision.response_schema(item.options)):
+            bounded = "enum" in found or "format" in found or found.get("maxLength")
+            assert bounded, (item.name, found)
+
+
+def test_a_length_bound_is_settable_per_field() -> None:
+    schema = decision.response_schema(
+        {"note": bounded_note, "file": ("File a ticket.", {"ticket": Ticket, "tag": str})}
+    )
+    note, ticket = (b["properties"]["args"] for b in schema["anyOf"])
+    assert note["properties"]["note"]["maxLength"] == 40
+    assert note["properties"]["note"]["pattern"] == text_pattern(0, 40)
+    assert ticket["properties"]["tag"]["maxLength"] == MAX_TEXT_LENGTH
+    definition = ticket["properties"]["ticket"]["properties"]
+    assert definition["title"]["pattern"] == text_pattern(0, 12)
+    assert definition["body"]["maxLength"] == MAX_TEXT_LENGTH
+
+
+def test_param_max_length_is_validated() -> None:
+    runtime = ScriptedRuntime(
+        json.dumps({"call": "note", "args": {"note": "x" * 41}}), pick("note", note="short")
+    )
+    assert decision.make("Say it.", {"note": bounded_note}, runtime=runtime) == "short"
+    repick = runtime.calls[1].prompt
+    assert "Field 'note' is invalid: String should have at most 40 characters" in repick
+    with pytest.raises(ValueError, match="max_length"):
+        Param(max_length=0)
+    with pytest.raises(TypeError, match="max_length"):
+        Param(max_length="40")  # type: ignore[arg-type]
+
+    def count(n: Annotated[int, Param(max_length=3)]) -> int:
+        return n
+
+    with pytest.raises(TypeError, match=r"bounds a text or a list, but the parameter is int"):
+        decision.render_options({"count": count})
+
+    def maybe(note: Annotated[str | None, Param(max_length=3)] = None) -> Any:
+        return note
+
+    assert "maybe(note: str | None)" in decision.render_options({"maybe": maybe})
 
 
 def test_the_schema_is_built_once_per_menu_and_kept_with_it() -> None:

@@ -129,11 +129,13 @@ class TestLiteralAndEnum:
             "Field 'mode' must be one of ['fast', 'slow'], got 'medium'",
         )
 
-    def test_literal_ints_are_quoted_in_the_menu(self) -> None:
+    def test_literal_ints_are_shown_as_the_json_the_validator_takes(self) -> None:
         def f(n: Literal[1, 2, 3]) -> Any:
             return n
 
-        assert '    n (options: "1", "2", "3")\n' in decision.render_options({"f": f})
+        menu = decision.render_options({"f": f})
+        assert "    n (options: 1, 2, 3)\n" in menu
+        assert '"args": {"n": 1}' in menu  # an allowed value, not 0
         assert resolve(f, n=2) == 2
         assert error_of(f, n="2").kind == "type_mismatch"
         assert error_of(f, n=4).message == "Field 'n' must be one of [1, 2, 3], got 4"
@@ -170,7 +172,7 @@ class TestLiteralAndEnum:
         def f(level: Level) -> Any:
             return level
 
-        assert '    level (options: "1", "2")\n' in decision.render_options({"f": f})
+        assert "    level (options: 1, 2)\n" in decision.render_options({"f": f})
         assert resolve(f, level=2) is Level.HIGH
         assert error_of(f, level=True).kind == "type_mismatch"
         assert error_of(f, level=3).kind == "enum_violation"

@@ -418,7 +418,7 @@ def test_exec_with_choices_runs_a_native_tool_round_trip(twin: Twin) -> None:
         json_response(tool_call_completion([("add", '{"a": 2, "b": 3}')])),
         json_response(completion('The sum is 5. {"call": "answer"}', model=TOOLS_ALIAS)),
     )
-    runtime = runtime_for(server, model=TOOLS_ALIAS)
+    runtime = runtime_for(server, model=TOOLS_ALIAS, tool_turns="native")
     options = {"answer": ("ANSWER", "Answer now.")}
 
     result = twin.exec(runtime, "What is 2 + 3? Use the tool.", tools=[add], choices=options)
@@ -473,7 +473,7 @@ async def test_async_tool_round_trip_awaits_the_tool() -> None:
         json_response(tool_call_completion([("add_async", '{"a": 20, "b": 22}')])),
         json_response(completion('{"call": "answer"}')),
     )
-    async with runtime_for(server) as runtime:
+    async with runtime_for(server, tool_turns="native") as runtime:
         result = await runtime.exec_async(
             "Add.", tools=[add_async], choices={"answer": ("ANSWER", "Done.")}
         )
@@ -659,7 +659,7 @@ def test_a_streamed_tool_round_trip(twin: Twin) -> None:
         event_stream(sse(openai_tool_stream([("call_x", "add", ['{"a": 4, ', '"b": 5}'])]))),
         event_stream(sse(text_stream(['{"call": ', '"answer"}']))),
     )
-    runtime = runtime_for(server, stream=True)
+    runtime = runtime_for(server, stream=True, tool_turns="native")
     result = twin.exec(runtime, "Add 4 and 5.", tools=[add], choices=OPTIONS)
     assert result == "ANSWER"
     assert server.last.body["messages"][-1] == {

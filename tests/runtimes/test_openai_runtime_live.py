@@ -15,7 +15,6 @@ temperature 0, while the same prompt after the same cache state gets the same re
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_opdecide import DecisionError, Message, ModelRequest, ToolLoopError, decision, tool_spec
+from pytest_opdecide import Message, ModelRequest, decision, tool_spec
 from pytest_opdecide.runtimes import OpenAICompatibleRuntime
 
 pytestmark = pytest.mark.opdecide_live
@@ -124,32 +123,15 @@ def test_replies_are_repeatable_at_temperature_zero(
     assert first == second
 
 
-def test_decision_make_returns_an_option_or_decision_error(
-    runtime: OpenAICompatibleRuntime,
-) -> None:
+def test_decision_make_picks_an_option(runtime: OpenAICompatibleRuntime) -> None:
     prompt = (
         "You must decide whether to search before answering the question 'What is 2 + 2?'. "
         "Reply with JSON only."
     )
-    outcome: object
-    try:
-        outcome = decision.make(prompt, OPTIONS, runtime=runtime)
-    except DecisionError as error:
-        outcome = error
-    if isinstance(outcome, DecisionError):
-        assert outcome.attempts == 2
-        assert outcome.kind in {
-            "no_action",
-            "unknown_call",
-            "bad_args",
-            "missing_required",
-            "type_mismatch",
-            "enum_violation",
-        }
-    else:
-        assert outcome in {"SEARCH", "ANSWER"}
+    # Structured decisions (the default) hold the reply to the menu: a valid pick, first time.
+    assert decision.make(prompt, OPTIONS, runtime=runtime) in {"SEARCH", "ANSWER"}
     calls = runtime.trace.calls
-    assert [record.kind for record in calls] in (["turn"], ["turn", "repick"])
+    assert [record.kind for record in calls] == ["turn"]
     for record in calls:
         assert record.tools == []  # A pure decision never offers tools.
         assert record.options == ["search", "answer"]
@@ -222,37 +204,42 @@ def test_a_forced_tool_call(live_url: str) -> None:
         assert set(call.arguments) <= {"city"}
 
 
-def test_a_tool_round_trip_in_auto_mode(live_url: str) -> None:
+def test_a_native_tool_call_in_auto_mode(live_url: str) -> None:
+    with OpenAICompatibleRuntime(
+        live_url, model=TOOLS, timeout_s=120, extra_body={"max_tokens": 48}
+    ) as live:
+        spec, _ = tool_spec(get_weather)
+        reply = live.call_model(
+            _request("What is the weather in Paris? Use the tool.", tools=(spec,))
+        )
+    # The function-calling template of the tools alias answers with a native call.
+    assert [call.name for call in reply.tool_calls] == ["get_weather"]
+    body = live.request_body(_request("x", tools=(spec,)))
+    assert body["tool_choice"] == "auto"
+
+
+def test_an_agent_turn_with_tools_ends_in_a_valid_pick(live_url: str) -> None:
     seen: list[str] = []
 
     def weather(city: str) -> str:
         """Get the current weather of a city."""
         seen.append(city)
-        return f"Sunny and 21 C in {city}."
+        return f"Heavy rain and 9 C in {city}."
 
-    with OpenAICompatibleRuntime(
-        live_url, model=TOOLS, timeout_s=120, extra_body={"max_tokens": 48}
-    ) as live:
-        try:
-            result = live.exec(
-                "What is the weather in Paris? Use the weather tool.",
-                tools=[weather],
-                max_iterations=3,
-            )
-        except ToolLoopError:
-            result = None
+    # The user's defaults (no max_tokens of ours, a structured turn) but for the time limit: a
+    # shared machine under load can take more than 60 s to read the turn's prompt.
+    with OpenAICompatibleRuntime(live_url, model=TOOLS, timeout_s=300) as live:
+        outcome = live.exec(
+            "We planned a picnic in Paris today. Check the weather, then decide.",
+            tools=[weather],
+            choices={"go": ("GO", "Have the picnic."), "stay": ("STAY", "Stay in.")},
+            max_iterations=3,
+        )
+    assert outcome in {"GO", "STAY"}
     calls = live.trace.calls
     assert calls[0].kind == "turn"
-    assert all(record.kind == "tool_round" for record in calls[1:])
-    for before, after in itertools.pairwise(calls):
-        # A tool round follows exactly a reply that asked for tools, and carries their results.
-        assert before.reply is not None
-        assert before.reply.tool_calls
-        assert all(call.name == "weather" for call in before.reply.tool_calls)
-        assert after.request.messages[-1].role == "tool"
-    assert len(seen) == sum(len(r.reply.tool_calls) for r in calls[:-1] if r.reply is not None)
-    if result is not None:
-        assert isinstance(result, str)
+    assert all(record.error is None for record in calls)
+    assert len(seen) == sum(len(r.reply.tool_calls) for r in calls if r.reply is not None) <= 1
 
 
 def test_streamed_reply(live_url: str) -> None:

@@ -118,7 +118,7 @@ def lookup(order: str) -> str:
     return f"order {order}: shipped"
 
 
-def test_a_turn_with_choices_sends_it_only_when_it_offers_no_tools(twin: Twin) -> None:
+def test_a_native_turn_with_choices_sends_it_only_when_it_offers_no_tools(twin: Twin) -> None:
     tool_turn = json_response(
         {
             **completion(None),
@@ -142,10 +142,11 @@ def test_a_turn_with_choices_sends_it_only_when_it_offers_no_tools(twin: Twin) -
         }
     )
     server = MockServer(tool_turn, pick("answer", 2), pick("search", 3))
-    runtime = runtime_for(server)
+    runtime = runtime_for(server, tool_turns="native")
     assert twin.exec(runtime, "Check, then pick.", tools=[lookup], choices=OPTIONS) == "ANSWER"
-    # With tools the model must stay free to call one, and servers disagree on grammars and
-    # tool calls together: the menu's schema is not sent (the request still carries it).
+    # With native tools the model must stay free to call one, and servers disagree on grammars
+    # and tool calls together: the menu's schema is not sent (the request still carries it).
+    # (Structured turns, the default, are in test_structured_turns.py.)
     assert [("response_format" in seen.body) for seen in server.seen] == [False, False]
     assert runtime.calls[0].response_schema == SCHEMA
 

@@ -8,12 +8,10 @@ DecisionError, complete distributions), never that its answer is right.
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 from conftest import LOST_PARCEL
 
-from pytest_opdecide import DecisionError, ToolLoopError
+from pytest_opdecide import DecisionError
 
 
 @pytest.mark.opdecide(cassette=True)
@@ -33,9 +31,12 @@ def test_route_with_a_real_model(desk, runtime):
 
 @pytest.mark.opdecide(cassette=True, model="smollm2-135m-instruct-tools")
 def test_handle_with_real_tool_calls(desk, runtime):
-    # A 135M model may loop on tools or never pick: the trace is what we check.
-    with contextlib.suppress(DecisionError, ToolLoopError):
-        desk.handle(LOST_PARCEL)
+    # A structured turn (the runtime's default): each reply calls a tool or picks, held to a
+    # schema, and the tools are offered for as many rounds as there are tools: a valid pick.
+    result = desk.handle(LOST_PARCEL)
+    assert result == "CLOSED" or result["action"] in ("refund", "escalate")
+    if result != "CLOSED" and result["action"] == "refund":
+        assert result["order_id"] == "A-1002"  # from the context, never from the model
     first = runtime.calls[0]
     assert first.tools == ["lookup_order", "refund_policy"]
     assert first.options == ["refund", "escalate", "close"]
