@@ -170,7 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-tokens", type=int, default=None, help="a max_tokens for every call (default: none)"
     )
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per model call (default: the runtime's own, as users get it)",
+    )
     parser.add_argument(
         "--only", default="", help="comma-separated decision names (default: all of them)"
     )
@@ -192,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             args.base_url,
             api_key=os.environ.get(args.api_key_env) or None,
             model=args.model,
-            timeout_s=args.timeout,
+            **({} if args.timeout is None else {"timeout_s": args.timeout}),
             extra_body=extra,
             structured_decisions=setting,  # type: ignore[arg-type]
         )
@@ -201,7 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(
         f"{len(chosen)} decisions x {args.rounds} round(s) against {args.base_url}, "
-        f"model {args.model}, max_tokens {args.max_tokens}",
+        f"model {args.model}, max_tokens {args.max_tokens}, "
+        f"timeout {next(iter(runtimes.values())).timeout_s} s"
+        + (" (the runtime's default)" if args.timeout is None else " (--timeout)"),
         flush=True,
     )
     outcomes: list[Outcome] = []
