@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=60.0,
-        help="seconds per model call (default 60: the runtime's)",
+        default=None,
+        help="seconds per model call (default: the runtime's own, as users get it)",
     )
     parser.add_argument(
         "--set", default="decisions", choices=["decisions", "text_fields"], help="which set"
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             args.base_url,
             api_key=os.environ.get(args.api_key_env) or None,
             model=args.model,
-            timeout_s=args.timeout,
+            **({} if args.timeout is None else {"timeout_s": args.timeout}),
             extra_body=extra,
             structured_decisions=setting,  # type: ignore[arg-type]
         )
@@ -265,7 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(
         f"{len(chosen)} decisions x {args.rounds} round(s) against {args.base_url}, "
-        f"model {args.model}, max_tokens {args.max_tokens}",
+        f"model {args.model}, max_tokens {args.max_tokens}, "
+        f"timeout {next(iter(runtimes.values())).timeout_s} s"
+        + (" (the runtime's default)" if args.timeout is None else " (--timeout)"),
         flush=True,
     )
     outcomes: list[Outcome] = []

@@ -19,7 +19,8 @@ Unlike an HTTP cassette, a recording does not depend on the wire format of any p
 the conversation as the decision code sees it. It is scrubbed as a cassette is (see
 :func:`~pytest_opdecide._cassettes._scrub.scrub_data`): secret-named fields (a tool call's
 ``api_key`` argument) and every known secret (configured credentials, secret environment variables)
-are written as ``<REDACTED>``.
+are written as ``<REDACTED>``, and the machine's paths as their placeholders (``<HOME>``,
+``<PROJECT>``: the working directory, ``<SITE-PACKAGES>``...).
 
 See :class:`RecordingRuntime` for an example.
 """

@@ -46,7 +46,12 @@ from pytest_opdecide._cassettes._file import (
 from pytest_opdecide._cassettes._log_filters import credentials_kept_out_of_logs
 from pytest_opdecide._cassettes._matching import CassetteMismatch
 from pytest_opdecide._cassettes._replay_transport import CassetteTransport
-from pytest_opdecide._cassettes._scrub import DEFAULT_BODY_FIELDS, PLACEHOLDER, Scrubber
+from pytest_opdecide._cassettes._scrub import (
+    DEFAULT_BODY_FIELDS,
+    PLACEHOLDER,
+    MachinePaths,
+    Scrubber,
+)
 from pytest_opdecide._cassettes._tape import Tape, UnplayedInteractions
 from pytest_opdecide._cassettes._vcr import VcrCassette
 from pytest_opdecide._cassettes._yaml_format import body_text, header
@@ -59,6 +64,7 @@ __all__ = [
     "TRUNCATED_HEADER",
     "CassetteCorrupt",
     "CassetteMismatch",
+    "MachinePaths",
     "UnplayedInteractions",
     "mark_truncated",
     "use_cassette",
@@ -107,6 +113,7 @@ def use_cassette(
     nodeid: str = "",
     scrub_hook: ScrubHook | None = None,
     passed: Callable[[], bool] | None = None,
+    machine_paths: MachinePaths | None = None,
 ) -> Iterator[Tape]:
     """Wire every HTTP request made inside the ``with`` block to the cassette at ``path``.
 
@@ -127,6 +134,10 @@ def use_cassette(
         passed: Whether the block's work succeeded, asked at its end (pytest fixtures cannot see
             the test's exception); by default, whether the block raised. Nothing is written, and
             unplayed interactions are not reported, when it did not.
+        machine_paths: The absolute paths of this machine written as placeholders
+            (``<PROJECT>``, ``<HOME>``, ``<TMP>``, ``<SITE-PACKAGES>``...) and compared so at
+            replay; by default :meth:`MachinePaths.current` (the working directory as the
+            project). ``MachinePaths(generic=False)`` keeps every path as it came.
 
     Yields:
         The cassette's tape: its recorded interactions and which were replayed.
@@ -140,7 +151,15 @@ def use_cassette(
         modes = f"{', '.join(RECORD_MODES[:-1])} or {RECORD_MODES[-1]}"
         raise ValueError(f"record must be {modes}, got {record!r}")
     where = Path(path)
-    tape = Tape(where, volatile=volatile, scrub_fields=scrub_fields, nodeid=nodeid, mode=record)
+    paths = MachinePaths.current() if machine_paths is None else machine_paths
+    tape = Tape(
+        where,
+        volatile=volatile,
+        scrub_fields=scrub_fields,
+        nodeid=nodeid,
+        mode=record,
+        paths=paths,
+    )
     machine = VcrCassette(tape, record)
     try:
         with credentials_kept_out_of_logs(), machine.open(where):
@@ -166,7 +185,10 @@ def use_cassette(
         if pending is not None or record == "rewrite" or not where.is_file():
             # A test that passed without any request gets an empty cassette: its replay finds one.
             write_cassette(
-                where, pending or [], scrubber=Scrubber(scrub_fields), scrub_hook=scrub_hook
+                where,
+                pending or [],
+                scrubber=Scrubber(scrub_fields, paths=paths),
+                scrub_hook=scrub_hook,
             )
     if record in ("none", "once") and len(tape) and not allow_unused:
         message = tape.unplayed_message()

@@ -149,7 +149,7 @@ def request_key(
 ) -> RequestKey:
     """What matching compares of a request, as one value (equal keys: the requests match)."""
     redaction = Redaction() if redaction is None else redaction
-    path, query = stored_route(uri, redaction.secrets)
+    path, query = stored_route(uri, redaction.secrets, redaction.paths)
     return (method, path, query, comparable_body(body, volatile, redaction))
 
 
@@ -417,7 +417,7 @@ def _schema_hint(recorded: Any, sent: Any) -> str:
 
 def _route(request: SentRequest, redaction: Redaction) -> str:
     """Method, path and (scrubbed) query: what matching compares besides the body."""
-    path, query = stored_route(request.uri, redaction.secrets)
+    path, query = stored_route(request.uri, redaction.secrets, redaction.paths)
     shown = urlencode(query, safe="<>")
     return f"{request.method} {path}" + (f"?{shown}" if shown else "")
 

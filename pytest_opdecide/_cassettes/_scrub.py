@@ -36,12 +36,20 @@ they came) is searched as every other event's.
 Last, the serialised text is searched once more for every form of every value
 (:meth:`Scrubber.text`).
 
+**Machine paths** (:class:`~._machine_paths.MachinePaths`), last: every absolute path of the
+recording machine (the project's root, the home and temporary folders, pytest's temporary
+folder, the interpreter's prefix, site-packages and standard library) and every machine's
+``site-packages`` and standard library folders (a server's traceback) become a stable
+placeholder (``<PROJECT>``, ``<HOME>``, ``<SITE-PACKAGES>``...), in the URL, header values,
+every string of a JSON body (keys too), each event of a stream, text bodies and the bytes of
+bodies that are not UTF-8.
+
 Transport noise (:data:`NOISE_HEADERS`: dates, lengths, client versions) is dropped too.
 
 Replay compares a request with the recorded ones *as they are stored*: :func:`as_stored` turns
 a request's body into its scrubbed form (cheaply, copying only what changes), and
-:func:`stored_route` its path and query, so a request carrying the real secret still matches the
-recording that holds the placeholder.
+:func:`stored_route` its path and query, so a request carrying the real secret (or the paths of
+the replaying machine) still matches the recording that holds the placeholder.
 
 The seam for new rules: a rule that finds secrets by name adds to :meth:`Scrubber.by_name` and
 :func:`as_stored` (or to the name test :func:`secret_field`, which both use), and remembers each
@@ -59,6 +67,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
 from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
 from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, worth_searching
@@ -68,6 +77,7 @@ __all__ = [
     "NOISE_HEADERS",
     "PLACEHOLDER",
     "SECRET_FIELD_ENDINGS",
+    "MachinePaths",
     "Redaction",
     "Scrubber",
     "as_stored",
@@ -408,13 +418,19 @@ class Scrubber:
         body_fields: JSON field names scrubbed besides those :func:`secret_field` names.
         secrets: The values known to be secret before anything is read (by default the
             configured credentials and secret environment variables: :meth:`Secrets.current`).
+        paths: The machine paths replaced last (by default :meth:`MachinePaths.current`;
+            ``MachinePaths(generic=False)`` replaces none).
     """
 
     def __init__(
-        self, body_fields: Iterable[str] = DEFAULT_BODY_FIELDS, secrets: Secrets | None = None
+        self,
+        body_fields: Iterable[str] = DEFAULT_BODY_FIELDS,
+        secrets: Secrets | None = None,
+        paths: MachinePaths | None = None,
     ) -> None:
         self.body_fields = frozenset(body_fields)
         self.known = Secrets.current() if secrets is None else secrets
+        self.paths = MachinePaths.current() if paths is None else paths
         self.seen: set[str] = set()
         """Every value replaced by name so far (replaced by value in the second pass)."""
         self._combined: tuple[int, Secrets] | None = None
@@ -435,7 +451,7 @@ class Scrubber:
 
     def interactions(self, interactions: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> None:
         """Scrub interactions in place, as they are about to be written: by name first, then
-        by value with everything the first pass found.
+        by value with everything the first pass found, then the machine's paths.
 
         Each request has ``uri``, ``headers`` (name to a list of values) and ``body`` (text or
         bytes); each response ``status``, ``headers`` and ``body: {"string": ...}``.
@@ -446,6 +462,9 @@ class Scrubber:
         secrets = self.secrets
         for request, response in pairs:
             self.by_value(request, response, secrets)
+        if self.paths:
+            for request, response in pairs:
+                self.machine_paths(request, response)
 
     # -- by name --
 
@@ -580,6 +599,67 @@ class Scrubber:
         key-like text, replaced."""
         return self.secrets.text(text)
 
+    # -- machine paths --
+
+    def machine_paths(self, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """The last pass over one interaction: every path of the machine as its placeholder."""
+        paths = self.paths
+        request["uri"] = paths.text(str(request.get("uri", "")))
+        for part in (request, response):
+            headers = part.get("headers") or {}
+            for name, value in list(headers.items()):
+                if isinstance(value, list):
+                    headers[name] = [paths.text(str(item)) for item in value]
+                else:
+                    headers[name] = paths.text(str(value))
+        request["body"] = _body_paths(request.get("body"), paths, request.get("headers"))
+        status = response.get("status")
+        if isinstance(status, dict) and isinstance(status.get("message"), str):
+            status["message"] = paths.text(status["message"])
+        body = response.get("body")
+        if isinstance(body, dict) and "string" in body:
+            body["string"] = _body_paths(body["string"], paths, response.get("headers"))
+
+
+def _stream_paths(text: str, paths: MachinePaths) -> str:
+    """An event stream's text with every machine path replaced, event by event (a path is
+    no secret: one cut across two events is left as it came)."""
+    events = parse_events(text)
+    if events is None:
+        return paths.text(text)
+    framed = _unframe(events)
+    changed = False
+    for event in events:
+        for key in ("data", "raw"):
+            if key in event:
+                new = paths.value(event[key])
+                changed = changed or new is not event[key]
+                event[key] = new
+    _reframe(events, framed)
+    return render_events(events) if changed else text
+
+
+def _body_paths(body: Any, paths: MachinePaths, headers: Mapping[str, Any] | None = None) -> Any:
+    """A body with every machine path replaced: in each string of a JSON body, in each event
+    of a stream, in the text of other bodies, in the bytes of bodies that are not UTF-8."""
+    if body is None:
+        return None
+    text = body_text(body)
+    if text is None:
+        return paths.data(body) if isinstance(body, bytes) else body
+    if "event-stream" in header(headers or {}, "content-type"):
+        out = _stream_paths(text, paths)
+    else:
+        parsed = _json_document(text)
+        if parsed is None:
+            out = paths.text(text)
+        else:
+            scrubbed = paths.value(parsed)
+            out = text if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
+    if out == text:
+        return body
+    return out.encode() if isinstance(body, bytes) else out
+
 
 def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | None = None) -> Any:
     """A body with every form of every secret replaced: in each string of a JSON body, across
@@ -607,10 +687,13 @@ def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | Non
 # --- data written elsewhere (recordings) ---------------------------------------------------
 
 
-def scrub_data(value: Any, secrets: Secrets | None = None) -> Any:
+def scrub_data(
+    value: Any, secrets: Secrets | None = None, paths: MachinePaths | None = None
+) -> Any:
     """YAML-ready data (a decision-level recording) with secret-named fields replaced, then
     every form of every secret (``secrets``, by default :meth:`Secrets.current`, and what the
-    names found) in every string."""
+    names found) in every string, then every machine path (``paths``, by default
+    :meth:`MachinePaths.current`)."""
     seen: list[str] = []
 
     def remember(found: Any) -> None:
@@ -618,30 +701,39 @@ def scrub_data(value: Any, secrets: Secrets | None = None) -> Any:
 
     named = _by_name(value, frozenset(), remember)
     known = Secrets.current() if secrets is None else secrets
-    return _by_value(named, known | seen)
+    return (MachinePaths.current() if paths is None else paths).value(
+        _by_value(named, known | seen)
+    )
 
 
 # --- the request as stored (matching) ------------------------------------------------------
 
 
 class Redaction:
-    """How requests are compared as stored: the extra field names, and the known secrets.
+    """How requests are compared as stored: the extra field names, the known secrets and the
+    machine's paths.
 
-    Hashable: matching caches what it compares by it. The secrets are read when first used
-    (a replay that sends what it recorded never needs them).
+    Hashable: matching caches what it compares by it. The secrets and paths are read when
+    first used (a replay that sends what it recorded never needs them).
 
     Args:
         fields: JSON field names scrubbed besides those :func:`secret_field` names.
         secrets: The known secrets (by default :meth:`Secrets.current`, when first needed).
+        paths: The machine's paths (by default :meth:`MachinePaths.current`, when first
+            needed).
     """
 
-    __slots__ = ("_secrets", "fields")
+    __slots__ = ("_paths", "_secrets", "fields")
 
     def __init__(
-        self, fields: Iterable[str] = DEFAULT_BODY_FIELDS, secrets: Secrets | None = None
+        self,
+        fields: Iterable[str] = DEFAULT_BODY_FIELDS,
+        secrets: Secrets | None = None,
+        paths: MachinePaths | None = None,
     ) -> None:
         self.fields = frozenset(fields)
         self._secrets = secrets
+        self._paths = paths
 
     @property
     def secrets(self) -> Secrets:
@@ -650,8 +742,15 @@ class Redaction:
             self._secrets = Secrets.current()
         return self._secrets
 
-    def _key(self) -> tuple[frozenset[str], Secrets]:
-        return self.fields, self.secrets
+    @property
+    def paths(self) -> MachinePaths:
+        """The machine's paths (read once, when first needed)."""
+        if self._paths is None:
+            self._paths = MachinePaths.current()
+        return self._paths
+
+    def _key(self) -> tuple[frozenset[str], Secrets, MachinePaths]:
+        return self.fields, self.secrets, self.paths
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Redaction) and other._key() == self._key()
@@ -669,14 +768,16 @@ def _ignore(value: Any) -> None:
 
 def as_stored(value: Any, redaction: Redaction) -> Any:
     """A request's parsed JSON body (or text, or bytes) as a cassette stores it: secret-named
-    fields, every form of every known secret and key-like text as the placeholder. Copy on
-    write: a value with nothing to scrub comes back as it is (the very object)."""
+    fields, every form of every known secret and key-like text as the placeholder, machine
+    paths as theirs. Copy on write: a value with nothing to scrub comes back as it is (the very
+    object)."""
+    paths = redaction.paths
     if isinstance(value, bytes):
-        return redaction.secrets.data(value)
+        return paths.data(redaction.secrets.data(value))
     if isinstance(value, str):
-        return redaction.secrets.text(value)
+        return paths.text(redaction.secrets.text(value))
     named = _by_name(value, redaction.fields, _ignore)
-    return _by_value(named, redaction.secrets)
+    return paths.value(_by_value(named, redaction.secrets))
 
 
 def scrubbed_query(query: str) -> list[tuple[str, str]]:
@@ -684,20 +785,23 @@ def scrubbed_query(query: str) -> list[tuple[str, str]]:
     return Scrubber(secrets=Secrets()).query_pairs(query)
 
 
-def stored_route(uri: str, secrets: Secrets) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A URL's path and sorted query as a cassette stores them: what matching compares of it."""
+def stored_route(
+    uri: str, secrets: Secrets, paths: MachinePaths | None = None
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A URL's path and sorted query as a cassette stores them: what matching compares of it
+    (with ``paths``, the machine's paths as their placeholders too)."""
     parts = urlsplit(uri)
+
+    def stored(text: str) -> str:
+        text = secrets.text(text)
+        return text if paths is None else paths.text(text)
+
     query = (
-        tuple(
-            sorted(
-                (secrets.text(key), secrets.text(value))
-                for key, value in scrubbed_query(parts.query)
-            )
-        )
+        tuple(sorted((stored(key), stored(value)) for key, value in scrubbed_query(parts.query)))
         if parts.query
         else ()
     )
-    return secrets.text(parts.path), query
+    return stored(parts.path), query
 
 
 def shown_uri(uri: str, secrets: Secrets | None = None) -> str:

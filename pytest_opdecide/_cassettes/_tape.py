@@ -27,7 +27,12 @@ from pytest_opdecide._cassettes._matching import (
     request_key,
     rerecord_hint,
 )
-from pytest_opdecide._cassettes._scrub import DEFAULT_BODY_FIELDS, Redaction, shown_uri
+from pytest_opdecide._cassettes._scrub import (
+    DEFAULT_BODY_FIELDS,
+    MachinePaths,
+    Redaction,
+    shown_uri,
+)
 from pytest_opdecide._cassettes._yaml_format import header
 
 __all__ = ["Interaction", "Tape", "UnplayedInteractions"]
@@ -156,6 +161,7 @@ class Tape:
         scrub_fields: JSON body fields compared as scrubbed, besides the secret-named ones.
         nodeid: The test's id, for the "re-record it" hints of messages.
         mode: The record mode (for messages).
+        paths: The machine paths requests are compared without (default: this machine's).
     """
 
     def __init__(
@@ -167,11 +173,12 @@ class Tape:
         scrub_fields: tuple[str, ...] = DEFAULT_BODY_FIELDS,
         nodeid: str = "",
         mode: str = "none",
+        paths: MachinePaths | None = None,
     ) -> None:
         self.path = path
         self.volatile = volatile
         self.scrub_fields = scrub_fields
-        self.redaction = Redaction(scrub_fields)
+        self.redaction = Redaction(scrub_fields, paths=paths)
         """How requests are compared as stored (the known secrets are read when first
         needed)."""
         self.nodeid = nodeid

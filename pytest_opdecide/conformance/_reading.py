@@ -39,6 +39,9 @@ __all__ = ["Part", "Registry", "Sight", "canonical", "expected_sight", "outcome_
 _LINE_START: Final = r"^[ \t]*(?:[-*•>][ \t]*)?"
 _BOOLEAN_WORDS: Final = {"yes": ("yes", "true"), "no": ("no", "false")}
 
+_ANSWER_LINE = re.compile(r"^Answer with [^\n]*", re.MULTILINE)
+"""An answer instruction's line: no list of outcomes, whatever it names."""
+
 
 def canonical(value: Any) -> str:
     """A JSON value as text that is equal for identical values (types and key order kept)."""
@@ -293,6 +296,10 @@ class Registry:
         # (or to the answer instruction): text that follows the last outcome only ever makes a
         # pairing unreadable, never wrong.
         excluded: list[tuple[int, int]] = [(instruction_at, len(text))]
+        # So is every earlier answer instruction (a worked example's), which may name each
+        # label's outcome ("A for billing, B for shipping").
+        answers = [found.span() for found in _ANSWER_LINE.finditer(text, 0, instruction_at)]
+        excluded += answers
         excluded += _spans_of(text, self.request.context) if self.request.context != "" else []
         for question in self.request.questions.values():
             excluded += _spans_of(text, question.instructions)
@@ -304,7 +311,9 @@ class Registry:
                 if not any(start <= match.start() < end for start, end in excluded + inside_json):
                     markers.append((match.start(), match.end(), label))
         markers.sort()
-        stops = sorted({start for start, _, _ in markers} | {instruction_at})
+        stops = sorted(
+            {start for start, _, _ in markers} | {instruction_at} | {start for start, _ in answers}
+        )
         seen: dict[str, set[str]] = {label: set() for label in labels}
         covered: list[tuple[int, int]] = []
         for _, end, label in markers:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_opdecide._cassettes._cassette import use_cassette
+from pytest_opdecide._cassettes._cassette import MachinePaths, use_cassette
 from pytest_opdecide._cassettes._scrub import DEFAULT_BODY_FIELDS
 from pytest_opdecide._cassettes._tape import Tape
 from pytest_opdecide._files import LinkLeavesFolder, check_inside
@@ -120,6 +120,13 @@ def _no_cassette(path: Path, node: Any, rootdir: Path, settings: Settings) -> st
     )
 
 
+def _machine_paths(request: pytest.FixtureRequest) -> MachinePaths:
+    """This machine's paths, with the project's root (pytest's rootdir) and pytest's temporary
+    folder of the run: what a cassette names as ``<PROJECT>`` and ``<PYTEST-TMP>``."""
+    factory = request.getfixturevalue("tmp_path_factory")
+    return MachinePaths.current(project=request.config.rootpath, pytest_tmp=factory.getbasetemp())
+
+
 @contextlib.contextmanager
 def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) -> Iterator[Tape]:
     """Wire every HTTP request of the test to its cassette (replay or record).
@@ -149,6 +156,7 @@ def cassette_for(request: pytest.FixtureRequest, settings: Settings, mode: str) 
 
     with use_cassette(
         path,
+        machine_paths=_machine_paths(request),
         record=record,
         volatile=tuple(settings.volatile),
         # Configured fields add to the defaults: naming one field must not unprotect the rest.

@@ -7,9 +7,11 @@ written as JSON text (indented, key order kept), never as Python ``repr``; text 
 Nothing the caller wrote is re-indented or re-quoted: it reaches the model verbatim.
 
 The prompt is built so that the model's first token is a label. The answer instruction ends the
-prompt and names the labels, and a few worked examples of the same type (earlier turns of the
-conversation, answered with a bare label) show the model what a reply looks like: a small model
-that would otherwise start with ``The`` or ``Level`` then starts with ``B`` or ``2``.
+prompt and names the labels, and a few worked examples of the same type and shape (earlier turns
+of the conversation, answered with a bare label: as many options or levels as the question, the
+same kind of instructions, context and descriptions; see :class:`Shape`) show the model what a
+reply looks like: a small model that would otherwise start with ``The`` or ``Level`` then starts
+with ``B`` or ``2``, and one shown examples of two options does not answer ``C``.
 """
 
 from __future__ import annotations
@@ -81,21 +83,27 @@ class QuestionPrompt:
         outcomes: The answer keys, one per label: option names, level indices (``"0"``...) or
             ``("true", "false")``.
         body: Context, instructions and labelled outcomes, without the answer instruction.
+        shape: What its worked examples copy of it (see :class:`Shape`; by default a question
+            of its type with as many outcomes as labels).
     """
 
     kind: str
     labels: tuple[str, ...]
     outcomes: tuple[str, ...]
     body: str
+    shape: Shape | None = None
 
     def label_instruction(self) -> str:
         """The request to answer with a single label: the last line of the prompt."""
         if self.kind == "choice":
+            # Each letter with its option: a small model then keeps to the letters offered
+            # (without, it gave a question of two options 8-14% on the next letter, C).
             letters = _join_words(list(self.labels))
-            return (
-                f"Answer with a single letter ({letters}): the letter of the best option. "
-                "Write nothing else."
+            each = ", ".join(
+                f"{label} for {outcome}"
+                for label, outcome in zip(self.labels, self.outcomes, strict=True)
             )
+            return f"Answer with a single letter ({letters}): {each}. Write nothing else."
         if self.kind == "score":
             top = len(self.labels) - 1
             return (
@@ -115,9 +123,12 @@ class QuestionPrompt:
             count: How many (0 to :data:`MAX_EXAMPLES`).
 
         Returns:
-            Prompts rendered exactly like this one, each answered with a bare label.
+            Prompts rendered exactly like this one, of the same shape (as many options or
+            levels, the same kind of instructions, context and descriptions), each answered
+            with a bare label.
         """
-        return _example_turns(self.kind, count)
+        size = 0 if self.kind == "boolean" else len(self.labels)
+        return _example_turns(self.shape or Shape(self.kind, size), count)
 
     def example_distribution(self) -> str:
         """An example of the JSON distribution the verbalized prompt asks for."""
@@ -160,7 +171,13 @@ def build_question_prompt(context: DecisionContext, question: DecisionQuestion) 
         described = any(description is not None for description in question.options.values())
         sections.append(_block("Question:", question.instructions))
         sections.append("Options:\n" + ("\n\n" if described else "\n").join(blocks))
-        return QuestionPrompt("choice", labels, tuple(question.options), "\n\n".join(sections))
+        return QuestionPrompt(
+            "choice",
+            labels,
+            tuple(question.options),
+            "\n\n".join(sections),
+            question_shape(context, question),
+        )
     if isinstance(question, ScoreQuestion):
         labels = SCORE_LABELS[: len(question.levels)]
         lines = [
@@ -170,7 +187,11 @@ def build_question_prompt(context: DecisionContext, question: DecisionQuestion) 
         sections.append(_block("Question:", question.instructions))
         sections.append("Levels, from lowest to highest:\n" + "\n".join(lines))
         return QuestionPrompt(
-            "score", labels, tuple(str(i) for i in range(len(labels))), "\n\n".join(sections)
+            "score",
+            labels,
+            tuple(str(i) for i in range(len(labels))),
+            "\n\n".join(sections),
+            question_shape(context, question),
         )
     assert isinstance(question, BooleanQuestion)
     sections.append(_block("Question (answer yes or no):", question.instructions))
@@ -182,7 +203,13 @@ def build_question_prompt(context: DecisionContext, question: DecisionQuestion) 
         lines.append(_item('"no" means:', render_value(criteria.false)))
     if lines:
         sections.append("\n".join(lines))
-    return QuestionPrompt("boolean", BOOLEAN_LABELS, ("true", "false"), "\n\n".join(sections))
+    return QuestionPrompt(
+        "boolean",
+        BOOLEAN_LABELS,
+        ("true", "false"),
+        "\n\n".join(sections),
+        question_shape(context, question),
+    )
 
 
 def label_spellings(label: str) -> tuple[str, ...]:
@@ -223,85 +250,277 @@ class WorkedExample:
     answer: str
 
 
-EXAMPLES: Final[dict[str, tuple[WorkedExample, ...]]] = {
-    "choice": (
-        WorkedExample(
-            "The parcel arrived soaked and the box was torn open.",
-            ChoiceQuestion(
-                instructions="What is the customer complaining about?",
-                options={"price": None, "damaged_delivery": None, "late_delivery": None},
-            ),
-            "B",
-        ),
-        WorkedExample(
-            "Invoice 88 lists a 20 EUR fee I never agreed to.",
-            ChoiceQuestion(
-                instructions="Which team should answer?",
-                options={"billing": None, "warehouse": None},
-            ),
-            "A",
-        ),
-        WorkedExample(
-            "Tap water leaks from the ceiling of flat 4.",
-            ChoiceQuestion(
-                instructions="Who should be called?",
-                options={"electrician": None, "gardener": None, "plumber": None},
-            ),
-            "C",
+@dataclass(frozen=True)
+class Shape:
+    """What the worked examples of a question copy of it, so that they look like it.
+
+    A model answers with the labels it has seen used: after examples of three and four options,
+    a small model puts a good part of its probability on ``C`` for a question of two. So the
+    examples of a question have its number of options (or levels), its kind of instructions,
+    context and descriptions.
+
+    Attributes:
+        kind: The question's type.
+        size: Its number of options or levels (0 for a boolean question).
+        described: Whether its options have descriptions (choice), its levels are structured
+            (score), or it has criteria (boolean).
+        structured_instructions: Whether its instructions are JSON rather than text.
+        structured_context: Whether the request's context is JSON rather than text.
+    """
+
+    kind: str
+    size: int = 0
+    described: bool = False
+    structured_instructions: bool = False
+    structured_context: bool = False
+
+
+def question_shape(context: DecisionContext, question: DecisionQuestion) -> Shape:
+    """The shape of ``question`` about ``context`` (see :class:`Shape`)."""
+    structured = not isinstance(question.instructions, str)
+    in_json = not isinstance(context, str)
+    if isinstance(question, ChoiceQuestion):
+        described = any(value is not None for value in question.options.values())
+        return Shape("choice", len(question.options), described, structured, in_json)
+    if isinstance(question, ScoreQuestion):
+        levels_json = any(not isinstance(level, str) for level in question.levels)
+        return Shape("score", len(question.levels), levels_json, structured, in_json)
+    criteria = question.criteria
+    has_criteria = criteria is not None and (
+        criteria.true is not None or criteria.false is not None
+    )
+    return Shape("boolean", 0, has_criteria, structured, in_json)
+
+
+@dataclass(frozen=True)
+class _ChoiceTemplate:
+    context: str
+    instructions: str
+    answer: tuple[str, str]  # (option name, description)
+    others: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class _ScoreTemplate:
+    context: str
+    instructions: str
+    ladder: tuple[str, ...]  # ten levels, lowest first
+    target: int  # the index in the ladder that fits the context
+
+
+@dataclass(frozen=True)
+class _BooleanTemplate:
+    context: str
+    instructions: str
+    answer: bool
+    true: str
+    false: str
+
+
+_CHOICE_TEMPLATES: Final = (
+    _ChoiceTemplate(
+        "The parcel arrived soaked and the box was torn open.",
+        "What is the customer complaining about?",
+        ("damaged_delivery", "The goods arrived damaged"),
+        (
+            ("price", "The price is too high"),
+            ("late_delivery", "The parcel came late"),
+            ("wrong_item", "Another item was sent"),
+            ("rude_staff", "Staff were impolite"),
+            ("missing_invoice", "No invoice came with the order"),
         ),
     ),
-    "score": (
-        WorkedExample(
-            "The sky is completely clear.",
-            ScoreQuestion(
-                instructions="How cloudy is it?", levels=["clear", "some clouds", "overcast"]
-            ),
-            "0",
-        ),
-        WorkedExample(
-            "The film was good, with a few slow scenes.",
-            ScoreQuestion(
-                instructions="How positive is this review?",
-                levels=["negative", "mixed", "positive", "enthusiastic"],
-            ),
-            "2",
-        ),
-        WorkedExample(
-            "The soup is so salty that nobody can eat it.",
-            ScoreQuestion(
-                instructions="How salty is the soup?",
-                levels=["not salty", "a little salty", "salty", "far too salty", "inedible"],
-            ),
-            "4",
+    _ChoiceTemplate(
+        "Invoice 88 lists a 20 EUR fee I never agreed to.",
+        "Which team should answer?",
+        ("billing", "Invoices, fees and refunds"),
+        (
+            ("warehouse", "Stock and packing"),
+            ("it_support", "Logins and software"),
+            ("marketing", "Campaigns and newsletters"),
+            ("reception", "Visitors and post"),
+            ("canteen", "Meals and coffee"),
         ),
     ),
-    "boolean": (
-        WorkedExample(
-            "The shop closes at 18:00. It is 19:30.",
-            BooleanQuestion(instructions="Is the shop open?"),
-            "no",
-        ),
-        WorkedExample(
-            "The invoice was paid in full on 3 May.",
-            BooleanQuestion(instructions="Has the invoice been paid?"),
-            "yes",
-        ),
-        WorkedExample(
-            "The form has every field filled in and is signed.",
-            BooleanQuestion(instructions="Is the form incomplete?"),
-            "no",
+    _ChoiceTemplate(
+        "Tap water leaks from the ceiling of flat 4.",
+        "Who should be called?",
+        ("plumber", "Pipes, taps and leaks"),
+        (
+            ("electrician", "Wiring and lights"),
+            ("gardener", "Lawns and hedges"),
+            ("locksmith", "Locks and keys"),
+            ("window_cleaner", "Clean windows"),
+            ("chimney_sweep", "Chimneys and flues"),
         ),
     ),
-}
-"""Worked examples per question type, answered with labels spread over the scale (so that the
-last one seen does not pull every answer towards one label)."""
-MAX_EXAMPLES: Final = 3
+)
+_SCORE_TEMPLATES: Final = (
+    _ScoreTemplate(
+        "The sky is completely clear.",
+        "How cloudy is it?",
+        (
+            "clear",
+            "almost clear",
+            "a few clouds",
+            "some clouds",
+            "partly cloudy",
+            "mostly cloudy",
+            "cloudy",
+            "very cloudy",
+            "overcast",
+            "dark and overcast",
+        ),
+        0,
+    ),
+    _ScoreTemplate(
+        "The film was good, with a few slow scenes.",
+        "How positive is this review?",
+        (
+            "hostile",
+            "very negative",
+            "negative",
+            "somewhat negative",
+            "mixed",
+            "somewhat positive",
+            "positive",
+            "very positive",
+            "enthusiastic",
+            "ecstatic",
+        ),
+        6,
+    ),
+    _ScoreTemplate(
+        "The soup is so salty that nobody can eat it.",
+        "How salty is the soup?",
+        (
+            "not salty",
+            "barely salty",
+            "a little salty",
+            "lightly salted",
+            "salted",
+            "quite salty",
+            "salty",
+            "very salty",
+            "far too salty",
+            "inedible",
+        ),
+        9,
+    ),
+)
+_BOOLEAN_TEMPLATES: Final = (
+    _BooleanTemplate(
+        "The shop closes at 18:00. It is 19:30.",
+        "Is the shop open?",
+        False,
+        "The shop is open now",
+        "The shop is closed now",
+    ),
+    _BooleanTemplate(
+        "The invoice was paid in full on 3 May.",
+        "Has the invoice been paid?",
+        True,
+        "The whole amount has been paid",
+        "Some of it is still owed",
+    ),
+    _BooleanTemplate(
+        "The form has every field filled in and is signed.",
+        "Is the form incomplete?",
+        False,
+        "A field is empty or the signature is missing",
+        "Everything is filled in and signed",
+    ),
+)
+MAX_EXAMPLES: Final = len(_CHOICE_TEMPLATES)
 """The most worked examples a prompt can be given."""
+MAX_EXAMPLE_OPTIONS: Final = 1 + len(_CHOICE_TEMPLATES[0].others)
+"""The most options a worked example has (a question with more gets examples with this many)."""
+
+
+def _context(text: str, shape: Shape) -> DecisionContext:
+    return {"text": text} if shape.structured_context else text
+
+
+def _instructions(text: str, shape: Shape) -> DecisionContext:
+    return {"task": text} if shape.structured_instructions else text
+
+
+def _answer_positions(size: int) -> tuple[int, ...]:
+    """Where the right option (or level) of each example sits: spread over the labels and
+    ending on the last, so that no single label is the one always shown."""
+    return (1 % size, 0, size - 1)
+
+
+def _choice_example(template: _ChoiceTemplate, position: int, shape: Shape) -> WorkedExample:
+    size = min(max(shape.size, 2), MAX_EXAMPLE_OPTIONS)
+    position = min(position, size - 1)
+    options = list(template.others[: size - 1])
+    options.insert(position, template.answer)
+    question = ChoiceQuestion(
+        instructions=_instructions(template.instructions, shape),
+        options={name: (text if shape.described else None) for name, text in options},
+    )
+    return WorkedExample(_context(template.context, shape), question, CHOICE_LABELS[position])
+
+
+def _score_example(template: _ScoreTemplate, shape: Shape) -> WorkedExample:
+    size = min(max(shape.size, 2), len(SCORE_LABELS))
+    top = len(template.ladder) - 1
+    picked = [round(index * top / (size - 1)) for index in range(size)]
+    answer = min(range(size), key=lambda level: abs(picked[level] - template.target))
+    levels: list[DecisionContext] = [
+        {"label": template.ladder[index]} if shape.described else template.ladder[index]
+        for index in picked
+    ]
+    question = ScoreQuestion(
+        instructions=_instructions(template.instructions, shape), levels=levels
+    )
+    return WorkedExample(_context(template.context, shape), question, SCORE_LABELS[answer])
+
+
+def _boolean_example(template: _BooleanTemplate, shape: Shape) -> WorkedExample:
+    fields: dict[str, object] = {"instructions": _instructions(template.instructions, shape)}
+    if shape.described:
+        fields["criteria"] = {"true": template.true, "false": template.false}
+    question = BooleanQuestion.model_validate(fields)
+    answer = BOOLEAN_LABELS[0] if template.answer else BOOLEAN_LABELS[1]
+    return WorkedExample(_context(template.context, shape), question, answer)
 
 
 @functools.cache
-def _example_turns(kind: str, count: int) -> tuple[tuple[str, str], ...]:
+def worked_examples(shape: Shape) -> tuple[WorkedExample, ...]:
+    """The :data:`MAX_EXAMPLES` worked examples for questions of ``shape``, answered with
+    labels spread over the scale (so that the last one seen does not pull every answer towards
+    one label).
+
+    Example:
+        >>> two = worked_examples(Shape("choice", 2))
+        >>> [len(example.question.options) for example in two], [e.answer for e in two]
+        ([2, 2, 2], ['B', 'A', 'B'])
+    """
+    if shape.kind == "choice":
+        positions = _answer_positions(min(max(shape.size, 2), MAX_EXAMPLE_OPTIONS))
+        return tuple(
+            _choice_example(template, position, shape)
+            for template, position in zip(_CHOICE_TEMPLATES, positions, strict=True)
+        )
+    if shape.kind == "score":
+        return tuple(_score_example(template, shape) for template in _SCORE_TEMPLATES)
+    return tuple(_boolean_example(template, shape) for template in _BOOLEAN_TEMPLATES)
+
+
+EXAMPLES: Final[dict[str, tuple[WorkedExample, ...]]] = {
+    "choice": worked_examples(Shape("choice", 3)),
+    "score": worked_examples(Shape("score", 5)),
+    "boolean": worked_examples(Shape("boolean")),
+}
+"""Worked examples per question type, for a question of three options, five levels, or no
+criteria (a question of another shape gets its own: :func:`worked_examples`)."""
+
+
+@functools.cache
+def _example_turns(shape: Shape, count: int) -> tuple[tuple[str, str], ...]:
     return tuple(
         (build_question_prompt(example.context, example.question).label_prompt(), example.answer)
-        for example in EXAMPLES[kind][:count]
+        for example in worked_examples(shape)[:count]
     )

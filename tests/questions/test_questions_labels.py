@@ -29,9 +29,12 @@ from pytest_opdecide.questions import (
 )
 from pytest_opdecide.questions._prompt import (
     EXAMPLES,
+    MAX_EXAMPLE_OPTIONS,
     MAX_EXAMPLES,
+    Shape,
     build_question_prompt,
     label_spellings,
+    worked_examples,
 )
 
 SMOLLM2_IDS = {"A": 49, " A": 330, "B": 50, " B": 389, "C": 51, " C": 340, "yes": 10407}
@@ -93,7 +96,7 @@ def test_the_instructions_name_the_labels_and_end_the_prompt() -> None:
     )
     boolean = build_question_prompt("", BooleanQuestion(instructions="Is it?"))
     assert choice.label_prompt().endswith(
-        "\n\nAnswer with a single letter (A, B or C): the letter of the best option. "
+        "\n\nAnswer with a single letter (A, B or C): A for a, B for b, C for c. "
         "Write nothing else."
     )
     assert score.label_prompt().endswith(
@@ -133,10 +136,75 @@ async def test_examples_come_first_as_earlier_turns_and_the_question_last() -> N
         "user",
     ]
     shown = [m["content"] for m in body["messages"] if m["role"] == "assistant"]
-    assert shown == [example.answer for example in EXAMPLES["choice"]]
+    assert shown == ["B", "A", "B"]  # two options: examples of two options
     assert "What is the customer complaining about?" in body["messages"][1]["content"]
     assert body["messages"][-1]["content"].startswith('Context:\n{\n  "ticket": "Charged twice.",')
     assert result.metadata["questions"]["route"]["examples"] == 3  # type: ignore[index, call-overload]
+
+
+async def test_a_two_option_question_is_shown_examples_of_two_options() -> None:
+    """After examples of three options, a small model put about 28% on ``C`` for a question
+    of two: the examples now offer the labels the question offers, and no other."""
+    backend = TokenizingServer()
+    provider = OpenAICompatibleDecisionProvider(base_url=BASE_URL, transport=backend.transport)
+    await provider.decide(route_request())
+    (body,) = backend.chats()
+    for message in body["messages"][1:]:
+        assert "\nC. " not in message["content"]
+        if message["role"] == "user":
+            assert "Answer with a single letter (A or B)" in message["content"]
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 6, 9, 26])
+def test_choice_examples_have_the_questions_number_of_options(size: int) -> None:
+    examples = worked_examples(Shape("choice", size))
+    assert len(examples) == MAX_EXAMPLES
+    shown = min(size, MAX_EXAMPLE_OPTIONS)
+    for example in examples:
+        assert isinstance(example.question, ChoiceQuestion)
+        assert len(example.question.options) == shown
+        prompt = build_question_prompt(example.context, example.question)
+        assert example.answer in prompt.labels
+    assert [example.answer for example in examples][-1] == "ABCDEF"[shown - 1]
+    assert len({example.answer for example in examples}) == min(shown, 3)
+
+
+@pytest.mark.parametrize("size", range(2, 11))
+def test_score_examples_have_the_questions_number_of_levels(size: int) -> None:
+    examples = worked_examples(Shape("score", size))
+    for example in examples:
+        assert isinstance(example.question, ScoreQuestion)
+        assert len(example.question.levels) == size
+        assert int(example.answer) in range(size)
+    assert {example.answer for example in examples} >= {"0", str(size - 1)}
+
+
+def test_examples_copy_structured_instructions_context_and_descriptions() -> None:
+    question = ChoiceQuestion(
+        instructions={"task": "Route it", "rules": ["billing: invoices"]},
+        options={"billing": "Invoices", "tech": None},
+    )
+    turns = build_question_prompt({"ticket": "VAT wrong"}, question).example_turns(3)
+    for text, _ in turns:
+        assert text.startswith('Context:\n{\n  "text": ')
+        assert 'Question:\n{\n  "task": ' in text
+        assert "\nA. " in text
+        assert "\nB. " in text
+        assert "\nC. " not in text
+    assert "Invoices, fees and refunds" in turns[1][0]  # options with descriptions
+
+    levels = ScoreQuestion(instructions="How late?", levels=[{"label": "on time"}, "late", "very"])
+    for text, _ in build_question_prompt("", levels).example_turns(3):
+        assert '0. {\n  "label": ' not in text  # a level in JSON is on its own lines
+        assert '0.\n{\n  "label": ' in text
+    criteria = BooleanQuestion.model_validate({"instructions": "Angry?", "criteria": {"true": "x"}})
+    for text, _ in build_question_prompt("", criteria).example_turns(3):
+        assert '"yes" means: ' in text
+        assert '"no" means: ' in text
+    for text, _ in build_question_prompt("", BooleanQuestion(instructions="Is it?")).example_turns(
+        3
+    ):
+        assert "means" not in text
 
 
 async def test_examples_zero_sends_the_question_alone() -> None:
