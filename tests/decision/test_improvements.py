@@ -284,8 +284,19 @@ class TestImprovement5NoEscapingErrors:
     @pytest.mark.parametrize("depth", [5_000, 50_000])
     def test_json_nested_deeper_than_the_parser_goes_is_no_pick(self, depth: int) -> None:
         nested = "[" * depth + "]" * depth
-        assert kind_of(f'{{"call": "a", "args": {{"x": {nested}}}}}') == "no_action"
-        assert kind_of(f'{{"call": {nested}}}') == "no_action"
+        try:
+            json.loads(nested)
+        except RecursionError:
+            parser_goes_that_deep = False
+        else:  # Python 3.13's parser takes 5,000 levels that 3.11 and 3.12 refuse
+            parser_goes_that_deep = True
+        if parser_goes_that_deep:
+            assert parse(f'{{"call": "a", "args": {{"x": {nested}}}}}')[0] == "a"
+        else:
+            assert kind_of(f'{{"call": "a", "args": {{"x": {nested}}}}}') == "no_action"
+        assert kind_of(f'{{"call": {nested}}}') in {"no_action", "unknown_call"}
+        if not parser_goes_that_deep:
+            assert kind_of(f'{{"call": {nested}}}') == "no_action"
 
     def test_call_value_whose_repr_raises(self) -> None:
         assert kind_of({"call": _Hostile()}) == "unknown_call"
