@@ -59,8 +59,9 @@ def test_a_closure_with_other_annotations_is_read_anew() -> None:
     assert '"c"' in changed
     assert changed != text
     levels = normalize_options({"p": _typed(Literal["a", "b"], (1, 3))}).text
-    assert '"3"' in levels
-    assert '"2"' not in levels
+    assert "(options: 1, 3)" in levels
+    assert "(options: 1, 2)" in text
+    assert "(options: 1, 2)" not in levels
 
 
 def test_an_annotation_changed_in_place_is_read_anew() -> None:
