@@ -578,21 +578,12 @@ class Scrubber:
 
     def by_value(self, request: dict[str, Any], response: dict[str, Any], secrets: Secrets) -> None:
         """The second pass over one interaction: every value of ``secrets``, in every form."""
-        request["uri"] = secrets.text(str(request.get("uri", "")))
-        for part in (request, response):
-            headers = part.get("headers") or {}
-            for name, value in list(headers.items()):
-                if isinstance(value, list):
-                    headers[name] = [secrets.text(str(item)) for item in value]
-                else:
-                    headers[name] = secrets.text(str(value))
-        request["body"] = _body_by_value(request.get("body"), secrets, request.get("headers"))
-        status = response.get("status")
-        if isinstance(status, dict) and isinstance(status.get("message"), str):
-            status["message"] = secrets.text(status["message"])
-        body = response.get("body")
-        if isinstance(body, dict) and "string" in body:
-            body["string"] = _body_by_value(body["string"], secrets, response.get("headers"))
+        _rewrite_texts(
+            request,
+            response,
+            secrets.text,
+            lambda body, headers: _body_by_value(body, secrets, headers),
+        )
 
     def text(self, text: str) -> str:
         """The safety net over the serialised cassette: every form of every secret, and any
@@ -604,21 +595,33 @@ class Scrubber:
     def machine_paths(self, request: dict[str, Any], response: dict[str, Any]) -> None:
         """The last pass over one interaction: every path of the machine as its placeholder."""
         paths = self.paths
-        request["uri"] = paths.text(str(request.get("uri", "")))
-        for part in (request, response):
-            headers = part.get("headers") or {}
-            for name, value in list(headers.items()):
-                if isinstance(value, list):
-                    headers[name] = [paths.text(str(item)) for item in value]
-                else:
-                    headers[name] = paths.text(str(value))
-        request["body"] = _body_paths(request.get("body"), paths, request.get("headers"))
-        status = response.get("status")
-        if isinstance(status, dict) and isinstance(status.get("message"), str):
-            status["message"] = paths.text(status["message"])
-        body = response.get("body")
-        if isinstance(body, dict) and "string" in body:
-            body["string"] = _body_paths(body["string"], paths, response.get("headers"))
+        _rewrite_texts(
+            request, response, paths.text, lambda body, headers: _body_paths(body, paths, headers)
+        )
+
+
+def _rewrite_texts(
+    request: dict[str, Any],
+    response: dict[str, Any],
+    text: Callable[[str], str],
+    rewrite_body: Callable[[Any, Mapping[str, Any] | None], Any],
+) -> None:
+    """Rewrite every text of one interaction: its URL, headers, status message and bodies."""
+    request["uri"] = text(str(request.get("uri", "")))
+    for part in (request, response):
+        headers = part.get("headers") or {}
+        for name, value in list(headers.items()):
+            if isinstance(value, list):
+                headers[name] = [text(str(item)) for item in value]
+            else:
+                headers[name] = text(str(value))
+    request["body"] = rewrite_body(request.get("body"), request.get("headers"))
+    status = response.get("status")
+    if isinstance(status, dict) and isinstance(status.get("message"), str):
+        status["message"] = text(status["message"])
+    body = response.get("body")
+    if isinstance(body, dict) and "string" in body:
+        body["string"] = rewrite_body(body["string"], response.get("headers"))
 
 
 def _stream_paths(text: str, paths: MachinePaths) -> str:

@@ -398,10 +398,17 @@ def _model(spec: ModelSpec, source: ValueSource, depth: int) -> Any:
     schema = _MODEL_SCHEMAS.get(spec)
     if schema is None:
         schema = _MODEL_SCHEMAS[spec] = spec.json_schema()
+    return _accepted_from_schema(schema, spec.accepts, source)
+
+
+def _accepted_from_schema(
+    schema: dict[str, Any], accepts: Callable[[Any], bool], source: ValueSource
+) -> Any:
+    """A value drawn from ``schema`` that ``accepts`` takes, in a few tries."""
     value = None
     for _ in range(_SCHEMA_TRIES):
         value = _from_schema(schema, source, schema.get("$defs", {}), 0)
-        if spec.accepts(value):
+        if accepts(value):
             return value
     return source.unaccepted(value)
 
@@ -422,13 +429,7 @@ _SCHEMA_TRIES = 10
 
 
 def _pydantic(spec: PydanticSpec, source: ValueSource, depth: int) -> Any:
-    schema = spec.json_schema()
-    value = None
-    for _ in range(_SCHEMA_TRIES):
-        value = _from_schema(schema, source, schema.get("$defs", {}), 0)
-        if spec.accepts(value):
-            return value
-    return source.unaccepted(value)
+    return _accepted_from_schema(spec.json_schema(), spec.accepts, source)
 
 
 _GENERATORS: dict[type[TypeSpec], Callable[[Any, ValueSource, int], Any]] = {
