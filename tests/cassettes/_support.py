@@ -64,5 +64,9 @@ def dedent(text: str) -> str:
 
 def error_text(result: pytest.RunResult) -> str:
     """The ``E   ...`` lines of a run's failure output, without the prefix."""
-    lines = [line[1:] for line in result.outlines if line.startswith("E ") or line == "E"]
+    output = result.outlines
+    summary = [i for i, line in enumerate(output) if "short test summary info" in line]
+    if summary:  # under CI pytest prints the summary's messages whole: read them once
+        output = output[: summary[0]]
+    lines = [line[1:] for line in output if line.startswith("E ") or line == "E"]
     return textwrap.dedent("\n".join(lines))

@@ -21,9 +21,19 @@ def write_ini(pytester: pytest.Pytester, **keys: str) -> None:
     pytester.makeini("\n".join(lines) + "\n")
 
 
+def failure_lines(result: pytest.RunResult) -> list[str]:
+    """A run's output down to its short summary: under ``CI`` pytest prints the summary's
+    messages whole, and a library error's ``E   `` lines would be read there a second time."""
+    lines = result.outlines
+    for index, line in enumerate(lines):
+        if "short test summary info" in line:
+            return lines[:index]
+    return lines
+
+
 def error_text(result: pytest.RunResult) -> str:
     """The error of a run's one failure, as printed in ``E   `` lines (``--tb=short``)."""
-    lines = [line[4:] for line in result.outlines if line.startswith("E   ") or line == "E"]
+    lines = [line[4:] for line in failure_lines(result) if line.startswith("E   ") or line == "E"]
     return "\n".join(lines)
 
 
