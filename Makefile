@@ -8,6 +8,14 @@ STAMP := $(VENV)/.installed
 LOWEST := .venv-lowest
 LOWEST_STAMP := $(LOWEST)/.installed
 LOWEST_TESTS := tests/decision tests/fakes tests/plugin tests/cassettes
+# Left to the main run, to keep `make test` within its budget: the xdist runs (pytest-xdist is at
+# its newest here, as every test tool) and three of the four record modes of the split-key probe
+# (the lowest vcrpy is still tried with the first).
+LOWEST_SKIP := --ignore=tests/cassettes/test_xdist.py --ignore=tests/plugin/test_xdist.py \
+	--deselect tests/plugin/test_live_runs.py::test_the_same_counts_under_xdist \
+	--deselect 'tests/cassettes/test_hostile_server.py::test_a_key_split_across_events_is_never_written[rewrite]' \
+	--deselect 'tests/cassettes/test_hostile_server.py::test_a_key_split_across_events_is_never_written[new_episodes]' \
+	--deselect 'tests/cassettes/test_hostile_server.py::test_a_key_split_across_events_is_never_written[all]'
 # The other supported interpreters (pyproject.toml's classifiers): found on PATH or under pyenv;
 # a missing one fails `make test`, never skips. They run the decision suite and the plugin's
 # core tests only, to keep `make test` within its time budget.
@@ -15,6 +23,8 @@ PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) $(
 PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13))
 VERSION_TESTS := tests/decision tests/plugin/test_fixtures.py tests/plugin/test_marker.py \
 	tests/plugin/test_short_failures.py tests/test_extras.py
+# What those suites need, and no more (the docs, type and lint tools run once, on the main one).
+VERSION_DEPS := '.[strategies,contexts]' pytest pytest-xdist pytest-asyncio
 
 .PHONY: test lint typecheck unit lowest versions docs demo bench cassettes clean
 
@@ -58,7 +68,8 @@ unit: $(STAMP)
 		--rootdir examples/support_desk examples/support_desk -q
 
 lowest: $(LOWEST_STAMP)
-	$(LOWEST)/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadfile $(LOWEST_TESTS)
+	$(LOWEST)/bin/python -m pytest -p no:cacheprovider -q -n 2 --dist loadfile $(LOWEST_TESTS) \
+		$(LOWEST_SKIP)
 
 # One environment per interpreter (.venv-3.12, .venv-3.13), rebuilt when pyproject.toml changes.
 .venv-%/.installed: pyproject.toml $(STAMP)
@@ -66,7 +77,8 @@ lowest: $(LOWEST_STAMP)
 		"~/.pyenv/versions/$*.*): install it, or set PY$(subst .,,$*)=/path/to/python$*"; exit 1; }
 	rm -rf .venv-$*
 	$(BIN)/uv venv --quiet --python "$(PY$(subst .,,$*))" .venv-$*
-	$(BIN)/uv pip install --quiet --compile-bytecode --python .venv-$*/bin/python -e '.[test]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python .venv-$*/bin/python \
+		-e $(VERSION_DEPS)
 	touch $@
 
 versions: .venv-3.12/.installed .venv-3.13/.installed
