@@ -645,44 +645,57 @@ def _stream_paths(text: str, paths: MachinePaths) -> str:
 def _body_paths(body: Any, paths: MachinePaths, headers: Mapping[str, Any] | None = None) -> Any:
     """A body with every machine path replaced: in each string of a JSON body, in each event
     of a stream, in the text of other bodies, in the bytes of bodies that are not UTF-8."""
-    if body is None:
-        return None
-    text = body_text(body)
-    if text is None:
-        return paths.data(body) if isinstance(body, bytes) else body
-    if "event-stream" in header(headers or {}, "content-type"):
-        out = _stream_paths(text, paths)
-    else:
-        parsed = _json_document(text)
-        if parsed is None:
-            out = paths.text(text)
-        else:
-            scrubbed = paths.value(parsed)
-            out = text if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
-    if out == text:
-        return body
-    return out.encode() if isinstance(body, bytes) else out
+    return _rewrite_body(
+        body,
+        headers,
+        data=paths.data,
+        stream=lambda text: _stream_paths(text, paths),
+        text=paths.text,
+        value=paths.value,
+    )
 
 
 def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | None = None) -> Any:
     """A body with every form of every secret replaced: in each string of a JSON body, across
     the events of a stream, in the text of other bodies, in the bytes of bodies that are not
     UTF-8."""
+    return _rewrite_body(
+        body,
+        headers,
+        data=secrets.data,
+        stream=lambda text: _stream_by_value(text, secrets),
+        text=secrets.text,
+        value=lambda parsed: _by_value(parsed, secrets),
+    )
+
+
+def _rewrite_body(
+    body: Any,
+    headers: Mapping[str, Any] | None,
+    *,
+    data: Callable[[bytes], bytes],
+    stream: Callable[[str], str],
+    text: Callable[[str], str],
+    value: Callable[[Any], Any],
+) -> Any:
+    """A body rewritten by the pass for its kind: ``data`` for bytes that are not UTF-8,
+    ``stream`` for an event stream, ``value`` for a JSON document (it returns the same object
+    when nothing changed), ``text`` for any other text. An unchanged body is returned as is."""
     if body is None:
         return None
-    text = body_text(body)
-    if text is None:
-        return secrets.data(body) if isinstance(body, bytes) else body
+    original = body_text(body)
+    if original is None:
+        return data(body) if isinstance(body, bytes) else body
     if "event-stream" in header(headers or {}, "content-type"):
-        out = _stream_by_value(text, secrets)
+        out = stream(original)
     else:
-        parsed = _json_document(text)
+        parsed = _json_document(original)
         if parsed is None:
-            out = secrets.text(text)
+            out = text(original)
         else:
-            scrubbed = _by_value(parsed, secrets)
-            out = text if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
-    if out == text:
+            scrubbed = value(parsed)
+            out = original if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
+    if out == original:
         return body
     return out.encode() if isinstance(body, bytes) else out
 
