@@ -9,7 +9,7 @@ at the cost of a few comparisons, and one that differs in any of them is read an
 from typing import Annotated, Any, Literal
 
 from pytest_opdecide import Param
-from pytest_opdecide._nextstep import _options
+from pytest_opdecide._nextstep import _function_shapes, _options
 from pytest_opdecide._nextstep._options import normalize_options
 
 
@@ -75,9 +75,9 @@ def test_an_annotation_changed_in_place_is_read_anew() -> None:
 
 def test_the_shapes_kept_by_code_are_bounded() -> None:
     _options.clear_caches()
-    for n in range(_options._CODE_CACHE_MAX + 50):
+    for n in range(_function_shapes._CODE_CACHE_MAX + 50):
         namespace: dict[str, Any] = {}
         exec(f"def f{n}(x: int) -> int:\n    return x", namespace)
         normalize_options({"f": namespace[f"f{n}"]})
-    assert len(_options._code_cache) <= _options._CODE_CACHE_MAX
+    assert len(_function_shapes._code_cache) <= _function_shapes._CODE_CACHE_MAX
     _options.clear_caches()
