@@ -39,7 +39,7 @@ from pytest_opdecide._nextstep._field_types import (
 )
 from pytest_opdecide._nextstep._validation import ArgsValidator
 
-__all__ = ["RUNTIME_PARAMETER_NAMES", "clear_shape_caches"]
+__all__ = ["RUNTIME_PARAMETER_NAMES", "clear_shape_caches", "known_shape"]
 
 RUNTIME_PARAMETER_NAMES = frozenset({"runtime", "exec_runtime", "review_runtime"})
 """Parameters with these names receive the active runtime and are hidden from the model."""
@@ -227,6 +227,18 @@ def _shape_by_code(fn: Any) -> _FunctionShape:
     shapes.insert(0, (kept, shape))
     del shapes[_SHAPES_PER_CODE:]
     return shape
+
+
+def known_shape(fn: Any) -> _FunctionShape | None:
+    """The shape kept for a plain function's code and parts, as :func:`_shape_by_code` finds
+    it, or ``None``; never reads a signature."""
+    shapes = _code_cache.get(fn.__code__)
+    if shapes is not None:
+        parts = (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
+        for kept, shape in shapes:
+            if kept[0] is fn.__globals__ and _same(kept[1:], parts):
+                return shape
+    return None
 
 
 def _by_code(fn: Any) -> bool:

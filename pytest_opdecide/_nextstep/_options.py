@@ -17,7 +17,6 @@ one never is).
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 from collections.abc import Callable
@@ -38,12 +37,13 @@ from pytest_opdecide._nextstep._field_types import (
 from pytest_opdecide._nextstep._function_shapes import (
     RUNTIME_PARAMETER_NAMES,
     _function_shape,
+    _FunctionType,
     _UnsupportedParameter,
     clear_shape_caches,
+    known_shape,
 )
 from pytest_opdecide._nextstep._option_forms import (
     FORMS,
-    Form,
     OptionKind,
     Reading,
     Role,
@@ -276,6 +276,61 @@ class _Same:
 _ANY_VALUE = {form: _any_value(form.value_rule) for form in FORMS if form.value_rule is not None}
 
 
+class _AnyText:
+    """A description in the loose snapshot: any string (a description with per-call text is
+    the same menu with that block written anew)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is str
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_ANY_TEXT = _AnyText()
+
+
+class _SameShape:
+    """A plain function in the loose snapshot: equal to any function of the same code, globals,
+    name and shape (a closure defined anew on every call), without attributes of its own."""
+
+    __slots__ = ("code", "fn", "globals", "name", "shape")
+
+    def __init__(self, fn: Any, shape: Any) -> None:
+        self.fn, self.shape = fn, shape
+        self.code, self.globals, self.name = fn.__code__, fn.__globals__, fn.__name__
+
+    def __eq__(self, other: object) -> bool:
+        return other is self.fn or (
+            type(other) is _FunctionType
+            and other.__code__ is self.code
+            and other.__globals__ is self.globals
+            and not other.__dict__
+            and other.__name__ == self.name
+            and known_shape(other) is self.shape
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _free_parts(reading: Reading) -> dict[Role, object]:
+    """The markers of the loose snapshot, by the role of the part each stands for: a value, a
+    description, a plain function (whose shape is kept by code)."""
+    form = reading.form
+    free: dict[Role, object] = {}
+    if form.value_rule is not None:
+        free["value"] = _ANY_VALUE[form]
+    if "description" in form.parts:
+        free["description"] = _ANY_TEXT
+    fn = reading.function
+    if type(fn) is _FunctionType and not fn.__dict__:
+        shape = known_shape(fn)
+        if shape is not None:
+            free["function"] = _SameShape(fn, shape)
+    return free
+
+
 class _Uncacheable(Exception):
     pass
 
@@ -300,12 +355,10 @@ def _schema_snapshot(value: Any, ordered: bool, depth: int = 0) -> Any:
     return value
 
 
-def _part_snapshot(form: Form, role: Role, part: Any, *, loose: bool, ordered: bool) -> Any:
+def _part_snapshot(role: Role, part: Any, *, ordered: bool) -> Any:
     if role == "schema":
         return _schema_snapshot(part, ordered)
     if role == "value":
-        if loose:
-            return _ANY_VALUE[form]
         return part if type(part) is str or part is None else _Same(part)
     if role == "function" or role == "name" or role == "description":
         # A string, or the same function (an equal bound method: of the same instance).
@@ -313,14 +366,18 @@ def _part_snapshot(form: Form, role: Role, part: Any, *, loose: bool, ordered: b
     assert_never(role)
 
 
-def _entry_snapshot(reading: Reading, *, loose: bool = False, ordered: bool = True) -> Any:
+def _entry_snapshot(
+    reading: Reading, free: dict[Role, object] | None = None, *, ordered: bool = True
+) -> Any:
     """The snapshot of one entry: the entry as written, each part copied by its role. The exact
-    one holds values themselves; the loose one a marker that takes any value of the same form."""
+    one holds values themselves; the loose one, in place of each ``free`` part, its marker."""
     form, entry = reading.form, reading.entry
+    free = free or {}
     if form.bare:
-        return _part_snapshot(form, form.parts[0], entry, loose=loose, ordered=ordered)
+        role = form.parts[0]
+        return free[role] if role in free else _part_snapshot(role, entry, ordered=ordered)
     parts = tuple(
-        _part_snapshot(form, role, part, loose=loose, ordered=ordered)
+        free[role] if role in free else _part_snapshot(role, part, ordered=ordered)
         for role, part in zip(form.parts, entry, strict=True)
     )
     if type(entry) is tuple and all(copy is part for copy, part in zip(parts, entry, strict=True)):
@@ -342,11 +399,13 @@ class _Entry:
     same object needs no check of its dicts' order (which ``==`` cannot see), only of what was
     assigned."""
     copy: Any
-    value_places: tuple[tuple[int, Any, int | None], ...] = ()
-    """Where a call's values are, for the loose snapshot: each value option's index in the menu,
-    its entry's key in the options (its name, or its index in a list), and its place in the tuple
-    the entry is (``None``: written bare)."""
+    free_places: tuple[tuple[int, Any, int | None, Role], ...] = ()
+    """Where a call's own parts are, for the loose snapshot: each free part's option index in the
+    menu, its entry's key in the options (its name, or its index in a list), its place in the
+    tuple the entry is (``None``: written bare) and its role."""
     order: tuple[Any, ...] = ()  # a dict-form menu's keys, in order (dict ``==`` ignores it)
+    blocks: list[str] | None = None
+    """The menu's text, block by block, once a call's descriptions differed from it."""
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
@@ -371,36 +430,99 @@ def _seen(entry: _Entry, options: Any) -> None:
     _last_seen[id(options)] = entry
 
 
-def _rebound(entry: _Entry, options: Any) -> Menu:
-    """The cached menu with this call's values of its value options."""
+def _option_with(option: Option, role: Role, part: Any) -> Option:
+    """``option`` with a call's own value, description or function (of the same shape)."""
+    o = option
+    if role == "value":
+        return Option(o.name, o.kind, o.description, o.fields, o.hidden, o.handler, part,
+                      o.positional, o.validator)  # fmt: skip
+    if role == "description":
+        return Option(o.name, o.kind, part, o.fields, o.hidden, o.handler, o.value,
+                      o.positional, o.validator)  # fmt: skip
+    return Option(o.name, o.kind, o.description, o.fields, o.hidden, part, o.value,
+                  o.positional, o.validator)  # fmt: skip
+
+
+def _rebound(entry: _Entry, options: Any) -> tuple[Menu, bool]:
+    """The cached menu with this call's own parts (values, descriptions, functions of the same
+    shape), and whether its text changed: only the blocks whose description changed are
+    written anew."""
     menu = entry.menu
-    changed = list(menu.options)
-    for index, where, place in entry.value_places:
+    changed: list[Option] | None = None
+    described: list[int] = []
+    for index, where, place, role in entry.free_places:
         handler = options[where]
-        value = handler if place is None else handler[place]
-        if value is not changed[index].value:
-            changed[index] = dataclasses.replace(changed[index], value=value)
+        part = handler if place is None else handler[place]
+        current = menu.options[index] if changed is None else changed[index]
+        if role == "value":
+            if part is current.value:
+                continue
+        elif role == "description":
+            if part == current.description:
+                continue
+            described.append(index)
+        elif part is current.handler:
+            continue
+        if changed is None:
+            changed = list(menu.options)
+        changed[index] = _option_with(current, role, part)
+    if changed is None:
+        return menu, False
+    text = menu.text
+    if described:
+        if entry.blocks is None:
+            entry.blocks = [_render_block(o) for o in menu.options]
+        blocks = entry.blocks.copy()
+        for index in described:
+            blocks[index] = _render_block(changed[index])
+        text = "".join(blocks)[:-1]
     by_name = {o.name: o for o in changed}
-    return dataclasses.replace(menu, options=tuple(changed), by_name=by_name)
+    rebound = Menu(
+        tuple(changed),
+        by_name,
+        menu.names,
+        text,
+        menu.async_options,
+        menu.needs_context,
+        menu.schema_json,  # the schema is made of names and fields alone
+    )
+    return rebound, bool(described)
 
 
 def _snapshot(
-    key: Any, options: Any, readings: list[Reading], *, loose: bool = False, ordered: bool = True
+    key: Any,
+    options: Any,
+    readings: list[Reading],
+    free: list[dict[Role, object]] | None = None,
+    *,
+    ordered: bool = True,
 ) -> Any:
     """A snapshot of ``options``: the same container, each entry's snapshot taken from its
-    reading."""
+    reading (the loose one with the ``free`` markers of each)."""
+    frees = free or [{}] * len(readings)
     if key[0] == "dict":
-        return {r.name: _entry_snapshot(r, loose=loose, ordered=ordered) for r in readings}
-    return type(options)(_entry_snapshot(r, loose=loose, ordered=ordered) for r in readings)
+        return {
+            r.name: _entry_snapshot(r, f, ordered=ordered)
+            for r, f in zip(readings, frees, strict=True)
+        }
+    return type(options)(
+        _entry_snapshot(r, f, ordered=ordered) for r, f in zip(readings, frees, strict=True)
+    )
 
 
 def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> None:
     """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`)."""
     by_key = key[0] == "dict"
+    free = [_free_parts(r) for r in readings]
     places = tuple(
-        (index, r.name if by_key else index, None if r.form.bare else r.form.parts.index("value"))
-        for index, r in enumerate(readings)
-        if r.form.value_rule is not None
+        (
+            index,
+            r.name if by_key else index,
+            None if r.form.bare else r.form.parts.index(role),
+            role,
+        )
+        for index, (r, markers) in enumerate(zip(readings, free, strict=True))
+        for role in markers
     )
     try:
         exact = _snapshot(key, options, readings)
@@ -408,7 +530,7 @@ def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> No
         # its keys, or of a schema's fields): its copy is the ordered snapshot, and the key
         # order is checked with it.
         copy = exact
-        loose = _snapshot(key, options, readings, loose=True) if places else None
+        loose = _snapshot(key, options, readings, free) if places else None
     except _Uncacheable:
         return
     entries = _menu_cache.get(key)
@@ -460,14 +582,31 @@ def normalize_options(options: Any) -> Menu:
                     return entry.menu
             except Exception:  # a value that refuses to be compared: not this entry
                 continue
-        for entry in entries:  # the same menu, with other values (set per call)
+        for entry in entries:  # the same menu, with a call's own values, texts, closures
             try:
-                if entry.loose is not None and entry.loose == options:
-                    _misses.pop(key, None)
-                    return _rebound(entry, options)
+                if entry.loose is None or entry.loose != options:
+                    continue
+                rebound, described = _rebound(entry, options)
             except Exception:
                 continue
+            if not described:
+                _misses.pop(key, None)
+                return rebound
+            # Another text: a menu of its own, kept as such if it repeats (as below).
+            return _kept(key, options, entries, rebound, None)
     menu, readings = _normalize(options)
+    return _kept(key, options, entries, menu, readings)
+
+
+def _kept(
+    key: Any,
+    options: Any,
+    entries: list[_Entry] | None,
+    menu: Menu,
+    readings: list[Reading] | None,
+) -> Menu:
+    """``menu``, made for ``options`` and not found under ``key``, remembered unless menus
+    under that key keep differing on every call."""
     # A menu that differs on every call (a description with the ticket id, a closure) is never
     # found again: after a run of misses under its key, only every 16th is kept, so that such a
     # menu does not pay for snapshots it never uses (a hit ends the run).
@@ -480,7 +619,7 @@ def normalize_options(options: Any) -> Menu:
         if len(_misses) >= _MENU_CACHE_KEYS:
             _misses.pop(next(iter(_misses)))
         _misses[key] = 1
-    _remember(key, options, menu, readings)
+    _remember(key, options, menu, list(read_entries(options)) if readings is None else readings)
     return menu
 
 
