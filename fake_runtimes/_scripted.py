@@ -55,6 +55,11 @@ def _usage(request: ModelRequest, text: str, tool_calls: tuple[ToolCall, ...]) -
     return Usage(prompt, completion, prompt + completion)
 
 
+_STEP_TYPES = (ModelReply, Pick, ToolCallStep, ErrorStep)
+"""The steps that are objects, not callables that build a step (a tuple: ``isinstance`` with a
+tuple is quicker than with a union)."""
+
+
 class FakeRuntime(Runtime):
     """Common machinery of the fakes: turning a step into a reply, strictly.
 
@@ -87,9 +92,9 @@ class FakeRuntime(Runtime):
 
     def _reply(self, step: Any, call: FakeCall, position: str) -> ModelReply:
         """Turn one step into the reply for ``call``; ``position`` names the step in messages."""
-        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+        if callable(step) and not isinstance(step, _STEP_TYPES):
             built = step(call)
-            if inspect.isawaitable(built):
+            if type(built) is not Pick and inspect.isawaitable(built):
                 if inspect.iscoroutine(built):
                     built.close()
                 raise TypeError(
@@ -100,7 +105,9 @@ class FakeRuntime(Runtime):
         return self._built(step, call, position)
 
     def _built(self, step: Any, call: FakeCall, position: str) -> ModelReply:
-        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+        if type(step) is Pick:  # the usual step, first
+            return self._picked(step, call, position)
+        if callable(step) and not isinstance(step, _STEP_TYPES):
             raise TypeError(f"{position} built another callable; build a step instead")
         check_step(step, position)
         request = call.request
@@ -112,10 +119,7 @@ class FakeRuntime(Runtime):
         if isinstance(step, str):
             return ModelReply(text=step, usage=_usage(request, step, ()), model=self.model)
         if isinstance(step, Pick):
-            text = step.text
-            if self.strict:
-                self._check_pick(step, call, position, text)
-            return ModelReply(text=text, usage=_usage(request, text, ()), model=self.model)
+            return self._picked(step, call, position)
         steps = step if isinstance(step, list) else [step]
         calls = []
         for s in steps:
@@ -129,6 +133,12 @@ class FakeRuntime(Runtime):
         return ModelReply(
             text="", tool_calls=made, usage=_usage(request, "", made), model=self.model
         )
+
+    def _picked(self, step: Pick, call: FakeCall, position: str) -> ModelReply:
+        text = step.text
+        if self.strict:
+            self._check_pick(step, call, position, text)
+        return ModelReply(text=text, usage=_usage(call.request, text, ()), model=self.model)
 
     def _check_pick(self, step: Pick, call: FakeCall, position: str, text: str) -> None:
         """A scripted pick must pick an offered option with arguments it takes (``text``: the
@@ -374,7 +384,7 @@ class ScriptedRuntime(FakeRuntime):
         if exhausted:
             raise ScriptExhausted(self._exhausted_message(call))
         step = self.steps[index]
-        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+        if callable(step) and not isinstance(step, _STEP_TYPES):
             built = step(call)
             if inspect.isawaitable(built):
                 built = await built
