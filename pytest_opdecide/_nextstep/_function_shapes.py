@@ -51,19 +51,21 @@ _ARG_LINE = re.compile(r"^(\s*)(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 
 
 def _first_paragraph(doc: str | None) -> str:
+    """The first paragraph of a docstring cleaned by ``inspect.getdoc``, on one line."""
     if not doc:
         return ""
-    cleaned = inspect.cleandoc(doc).strip()
+    cleaned = doc.strip()
     para = cleaned.split("\n\n", 1)[0]
     return " ".join(line.strip() for line in para.splitlines() if line.strip())
 
 
 def _doc_arg_descriptions(doc: str | None) -> dict[str, str]:
-    """Parameter descriptions from a Google-style ``Args:`` section."""
-    if not doc:
+    """Parameter descriptions from the Google-style ``Args:`` section of a docstring cleaned by
+    ``inspect.getdoc``."""
+    if not doc or ("Args" not in doc and "Arguments" not in doc and "Parameters" not in doc):
         return {}
     out: dict[str, str] = {}
-    lines = inspect.cleandoc(doc).splitlines()
+    lines = doc.splitlines()
     inside = False
     indent: int | None = None
     current: str | None = None
@@ -95,9 +97,67 @@ def _is_runtime_annotation(hint: Any) -> bool:
     return any(getattr(c, "__opdecide_runtime__", False) for c in candidates if isinstance(c, type))
 
 
+_annotation_code: dict[str, Any] = {}
+_ANNOTATION_CODE_MAX = 4096
+_NoneType = type(None)
+_FunctionType = type(_first_paragraph)
+
+
+def _plain_hint(value: Any, depth: int = 0) -> bool:
+    """Whether an evaluated annotation is one ``get_type_hints`` returns as it is: a class,
+    ``Any``, or a generic or union of those (no string, forward reference, ``Annotated`` or
+    ``Literal`` inside: those are left to ``get_type_hints``)."""
+    if value is Any:
+        return True
+    origin = typing.get_origin(value)
+    if origin is None:
+        return isinstance(value, type)
+    if depth > 8 or origin is typing.Annotated or origin is typing.Literal:
+        return False
+    return all(_plain_hint(arg, depth + 1) for arg in typing.get_args(value))
+
+
+def _quick_hints(target: Any) -> dict[str, Any] | None:
+    """The parameters' annotations of a plain function, resolved as ``get_type_hints`` resolves
+    them, with each annotation string compiled once per process (compiling is most of the cost
+    of a first sight); ``None`` where anything is not plain (see :func:`_plain_hint`), for
+    ``get_type_hints`` to decide."""
+    if type(target) is not _FunctionType:
+        return None
+    annotations = target.__annotations__
+    globalns = target.__globals__
+    hints: dict[str, Any] = {}
+    for name, value in annotations.items():
+        if name == "return":  # never read: a return type names no field
+            continue
+        if type(value) is str:
+            code = _annotation_code.get(value)
+            if code is None:
+                try:
+                    code = compile(value, "<annotation>", "eval")
+                except SyntaxError:
+                    return None
+                if len(_annotation_code) >= _ANNOTATION_CODE_MAX:
+                    _annotation_code.clear()
+                _annotation_code[value] = code
+            try:
+                value = eval(code, globalns)  # as get_type_hints does
+            except Exception:
+                return None
+        if value is None:
+            value = _NoneType
+        elif not _plain_hint(value):
+            return None
+        hints[name] = value
+    return hints
+
+
 def _resolve_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, Any]:
     """Annotations resolved with ``get_type_hints``; unresolvable ones stay strings, one by one."""
     target = inspect.unwrap(fn)
+    quick = _quick_hints(target)
+    if quick is not None:
+        return quick
     try:
         return typing.get_type_hints(target, include_extras=True)
     except Exception:
@@ -166,7 +226,6 @@ _UNWEAKABLE_MAX = 4096
 # compared exactly (see :func:`_same`), so a fresh closure costs a few comparisons, not a new
 # signature, type resolution and pydantic validator.
 
-_FunctionType = type(_first_paragraph)
 _code_cache: dict[Any, list[tuple[tuple[Any, ...], _FunctionShape]]] = {}
 _CODE_CACHE_MAX = 1024
 _SHAPES_PER_CODE = 4
@@ -380,3 +439,4 @@ def clear_shape_caches() -> None:
     _method_cache.clear()
     _code_cache.clear()
     _unweakable_cache.clear()
+    _annotation_code.clear()
