@@ -286,3 +286,17 @@ def test_a_closure_that_is_no_longer_the_same_is_read_anew() -> None:
     assert normalize_options(menu()).names == ("pay", "wait")
     marked = menu(mark=True)
     assert normalize_options(marked).by_name["pay"].handler is marked[0]
+
+
+def test_a_closure_without_fields_and_another_docstring_is_read_anew() -> None:
+    def menu(doc: str) -> dict[str, Any]:
+        def close() -> str:
+            return "closed"
+
+        close.__doc__ = doc
+        return {"close": close, "wait": "WAITING"}
+
+    for _ in range(2):
+        assert "    Close it.\n" in normalize_options(menu("Close it.")).text
+    assert "    Shut it.\n" in normalize_options(menu("Shut it.")).text
+    assert "    Close it.\n" in normalize_options(menu("Close it.")).text
