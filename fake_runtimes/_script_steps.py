@@ -166,15 +166,19 @@ class FakeCall:
 
     @classmethod
     def of(cls, index: int, request: ModelRequest) -> FakeCall:
-        return cls(
-            index,
-            request.kind,
-            request.prompt,
-            request.menu,
-            list(request.options),
-            request.tool_names,
-            request,
+        # Made once per model call: the fields set at once, past the frozen dataclass's
+        # per-field ``object.__setattr__`` (what its ``__init__`` would set, nothing else).
+        call = object.__new__(cls)
+        call.__dict__.update(
+            index=index,
+            kind=request.kind,
+            prompt=request.prompt,
+            menu=request.menu,
+            options=list(request.options),
+            tools=request.tool_names,
+            request=request,
         )
+        return call
 
     @property
     def response_schema(self) -> dict[str, Any] | None:

@@ -45,13 +45,18 @@ def _tokens(text: str) -> int:
 
 
 def _usage(request: ModelRequest, text: str, tool_calls: tuple[ToolCall, ...]) -> Usage:
-    sent = sum(len(m.text) for m in request.messages)
+    messages = request.messages
+    sent = len(messages[0].text) if len(messages) == 1 else sum(len(m.text) for m in messages)
     prompt = max(1, (sent + 3) // 4)
-    completion = _tokens(text) + sum(
-        _tokens(json.dumps(dict(c.arguments) if isinstance(c.arguments, Mapping) else c.arguments))
-        + 2
-        for c in tool_calls
-    )
+    completion = _tokens(text)
+    if tool_calls:
+        completion += sum(
+            _tokens(
+                json.dumps(dict(c.arguments) if isinstance(c.arguments, Mapping) else c.arguments)
+            )
+            + 2
+            for c in tool_calls
+        )
     return Usage(prompt, completion, prompt + completion)
 
 
