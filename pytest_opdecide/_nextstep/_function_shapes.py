@@ -268,13 +268,32 @@ def _same(a: Any, b: Any, depth: int = 0) -> bool:
     return False  # any other object: only itself
 
 
+def _same_parts(kept: tuple[Any, ...], parts: tuple[Any, ...]) -> bool:
+    """:func:`_same` of a kept shape's parts (after its globals) and a function's: the usual
+    case, the very objects or containers of the very objects, told without recursing."""
+    for a, b in zip(kept[1:], parts, strict=True):
+        if a is b:
+            continue
+        kind = type(a)
+        if kind is not type(b):
+            return False
+        if kind is tuple:
+            if len(a) == len(b) and all(map(operator.is_, a, b)):
+                continue
+        elif kind is dict and list(a) == list(b) and all(map(operator.is_, a.values(), b.values())):
+            continue
+        if not _same(a, b, 1):
+            return False
+    return True
+
+
 def _shape_by_code(fn: Any) -> _FunctionShape:
     code = fn.__code__
     parts = (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
     shapes = _code_cache.get(code)
     if shapes is not None:
         for kept, shape in shapes:
-            if kept[0] is fn.__globals__ and _same(kept[1:], parts):
+            if kept[0] is fn.__globals__ and _same_parts(kept, parts):
                 return shape
     shape = _introspect(fn)
     if shapes is None:
@@ -295,7 +314,7 @@ def known_shape(fn: Any) -> _FunctionShape | None:
     if shapes is not None:
         parts = (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
         for kept, shape in shapes:
-            if kept[0] is fn.__globals__ and _same(kept[1:], parts):
+            if kept[0] is fn.__globals__ and _same_parts(kept, parts):
                 return shape
     return None
 
