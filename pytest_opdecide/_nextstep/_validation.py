@@ -122,19 +122,31 @@ class ArgsValidator:
             else functools.partial(self.validate, from_json=True)
         )
         """:meth:`validate` of arguments parsed from reply text (the hot path)."""
+
+    # What tells a value copied from the menu's ``Call:`` example: read on a pick's first
+    # check, so that an option never picked never pays for it.
+
+    @functools.cached_property
+    def placeholders(self) -> frozenset[str]:
+        """The menu's string placeholders of these fields: a value equal to one was copied."""
         placeholders: set[str] = {"<str>"}
-        for f in fields:
+        for f in self.fields:
             if f.type.choices is None:
                 _string_placeholders(f.type.placeholder(), placeholders)
-        self.placeholders = frozenset(p for p in placeholders if p.startswith("<"))
-        """The menu's string placeholders of these fields: a value equal to one was copied."""
-        self.bare_placeholders = {p[1:-1].strip().casefold(): p for p in self.placeholders}
+        return frozenset(p for p in placeholders if p.startswith("<"))
+
+    @functools.cached_property
+    def bare_placeholders(self) -> dict[str, str]:
         """Each placeholder without its brackets (``str``, ``date yyyy-mm-dd``), casefolded:
         a value equal to one was copied too (a grammar that forbids a leading ``<`` leaves
         the rest)."""
-        self.copy_marks = tuple(sorted({bare.split()[0] for bare in self.bare_placeholders}))
+        return {p[1:-1].strip().casefold(): p for p in self.placeholders}
+
+    @functools.cached_property
+    def copy_marks(self) -> tuple[str, ...]:
         """Words at least one of which a reply holding a copy contains (``str``, ``date``...):
         a reply without any is not searched."""
+        return tuple(sorted({bare.split()[0] for bare in self.bare_placeholders}))
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (an object with the fields as properties).
