@@ -53,6 +53,8 @@ class RecordingTransport(ReplayTransport):
         machine: vcrpy in use for the cassette being recorded.
     """
 
+    records = True
+
     def __init__(self, machine: VcrCassette) -> None:
         self.machine = machine
         self.direct = DirectTransport()
