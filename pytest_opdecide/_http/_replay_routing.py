@@ -1,11 +1,16 @@
-"""Where this project's own HTTP clients send their requests while a cassette replays.
+"""Where this project's own HTTP clients send their requests while a cassette is in use.
 
 The runtimes and providers of this package (``OpenAICompatibleRuntime``,
 ``OpenAICompatibleDecisionProvider``, anything built on their HTTP layer) ask here before they
-send: inside :func:`replaying`, every request goes to the given transport (an httpx transport,
+send: inside :func:`replaying`, their requests go to the given transport (an httpx transport,
 httpx's public transport API) instead of their own. The cassette layer uses it to answer them
-straight from the loaded cassette, event by event for streams; other HTTP clients are replayed
-by vcrpy.
+straight from the loaded cassette while it replays, event by event for streams, and to record
+them past other HTTP mocks while it records; other HTTP clients are replayed by vcrpy.
+
+A replaying transport takes every request. A recording one (:attr:`ReplayTransport.records`)
+takes only those a client would send to the network through httpx's own transport
+(:func:`to_network`): a client given another transport (``httpx.MockTransport``, an ASGI app, a
+subclass of its own) keeps it, and vcrpy records what it answers.
 
 The transport is held in a context variable: every asyncio task and every thread started with
 a copy of the context sees it, and nothing outside the ``with`` block does.
@@ -26,11 +31,21 @@ __all__ = [
     "replay_client",
     "replay_transport",
     "replaying",
+    "to_network",
 ]
 
 
 class ReplayTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """A transport for both sync and async httpx clients (as ``httpx.MockTransport`` is)."""
+
+    records = False
+    """Whether it records (sends to the server) rather than answers from a cassette."""
+
+
+def to_network(transport: object) -> bool:
+    """Whether a client with ``transport`` (``None``: httpx's default) sends to the network
+    through httpx's own transport, the one other mocks replace."""
+    return transport is None or type(transport) in (httpx.HTTPTransport, httpx.AsyncHTTPTransport)
 
 
 class _Replay:
@@ -60,19 +75,23 @@ def replaying(transport: ReplayTransport) -> Iterator[None]:
             client.close()
 
 
-def replay_transport() -> ReplayTransport | None:
-    """The transport of the enclosing :func:`replaying` block, if any."""
+def replay_transport(own: object = None) -> ReplayTransport | None:
+    """The transport of the enclosing :func:`replaying` block for a client whose own transport
+    is ``own``, if any (see the module's docstring)."""
     replay = _current.get()
-    return None if replay is None else replay.transport
+    if replay is None or (replay.transport.records and not to_network(own)):
+        return None
+    return replay.transport
 
 
 def replay_client(
-    owner: object, *, headers: httpx.Headers, timeout: float | None
+    owner: object, *, headers: httpx.Headers, timeout: float | None, own: object = None
 ) -> httpx.Client | None:
     """A sync client sending through the replay transport (one per ``owner`` and block), or
-    ``None`` outside :func:`replaying`."""
+    ``None`` outside :func:`replaying` (and for a client whose own transport ``own`` a
+    recording transport leaves it)."""
     replay = _current.get()
-    if replay is None:
+    if replay is None or replay_transport(own) is None:
         return None
     return _one_per_owner(
         replay.clients,
@@ -84,16 +103,16 @@ def replay_client(
 
 
 def replay_async_client(
-    owner: object, *, headers: httpx.Headers, timeout: float | None
+    owner: object, *, headers: httpx.Headers, timeout: float | None, own: object = None
 ) -> httpx.AsyncClient | None:
     """An async client sending through the replay transport (one per ``owner`` and block), or
-    ``None`` outside :func:`replaying`.
+    ``None`` as for :func:`replay_client`.
 
     The transport holds no connection, so the client belongs to no event loop and needs no
     closing.
     """
     replay = _current.get()
-    if replay is None:
+    if replay is None or replay_transport(own) is None:
         return None
     return _one_per_owner(
         replay.async_clients,
