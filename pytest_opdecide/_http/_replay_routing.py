@@ -9,8 +9,11 @@ them past other HTTP mocks while it records; other HTTP clients are replayed by 
 
 A replaying transport takes every request. A recording one (:attr:`ReplayTransport.records`)
 takes only those a client would send to the network through httpx's own transport
-(:func:`to_network`): a client given another transport (``httpx.MockTransport``, an ASGI app, a
-subclass of its own) keeps it, and vcrpy records what it answers.
+(:func:`to_network`), and only while another HTTP mock has replaced httpx's or httpcore's
+sending methods (:func:`another_mock`): a client given another transport (``httpx.MockTransport``,
+an ASGI app, a subclass of its own) keeps it, and with no other mock in the way every client
+keeps its own transport (its proxies, certificates and kept-alive connections), and vcrpy
+records what they send, as for any client.
 
 The transport is held in a context variable: every asyncio task and every thread started with
 a copy of the context sees it, and nothing outside the ``with`` block does.
@@ -19,14 +22,19 @@ a copy of the context sees it, and nothing outside the ``with`` block does.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import httpx
 
+from pytest_opdecide._http._network import unhooked
+from pytest_opdecide._http._real_methods import core_replaced_by, own_code, replaced_by
+
 __all__ = [
     "ReplayTransport",
+    "another_mock",
     "replay_async_client",
     "replay_client",
     "replay_transport",
@@ -46,6 +54,22 @@ def to_network(transport: object) -> bool:
     """Whether a client with ``transport`` (``None``: httpx's default) sends to the network
     through httpx's own transport, the one other mocks replace."""
     return transport is None or type(transport) in (httpx.HTTPTransport, httpx.AsyncHTTPTransport)
+
+
+def another_mock() -> str | None:
+    """The module of another HTTP mock that answers httpx's requests now (pytest-httpx's
+    ``httpx_mock``, an active ``respx.mock``), or ``None``; vcrpy's own patches, in place while
+    a cassette records, are not one."""
+    recorder = sys.modules.get("vcr")
+    for owner, name in (
+        (httpx.HTTPTransport, "handle_request"),
+        (httpx.AsyncHTTPTransport, "handle_async_request"),
+    ):
+        sender = unhooked(owner, name)
+        if own_code(sender, httpx) or (recorder is not None and own_code(sender, recorder)):
+            continue  # vcrpy's wrappers keep httpx's names: told by where their code lives
+        return replaced_by(sender)
+    return core_replaced_by()
 
 
 class _Replay:
@@ -79,7 +103,9 @@ def replay_transport(own: object = None) -> ReplayTransport | None:
     """The transport of the enclosing :func:`replaying` block for a client whose own transport
     is ``own``, if any (see the module's docstring)."""
     replay = _current.get()
-    if replay is None or (replay.transport.records and not to_network(own)):
+    if replay is None:
+        return None
+    if replay.transport.records and (not to_network(own) or another_mock() is None):
         return None
     return replay.transport
 

@@ -9,11 +9,13 @@ record and at replay: the cassette holds the model's calls only.
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import httpx
 import pytest
 
 from pytest_opdecide._http._direct_transport import DirectTransport, ReplacedSender, _kept
+from pytest_opdecide._http._replay_routing import another_mock
 
 from ._support import cassette, dedent, interactions
 
@@ -104,3 +106,20 @@ def test_the_direct_transport_fails_as_httpx_does() -> None:
         port = unused.getsockname()[1]
     with httpx.Client(transport=DirectTransport()) as client, pytest.raises(httpx.ConnectError):
         client.get(f"http://127.0.0.1:{port}/v1/models")
+
+
+def test_only_another_mock_takes_recording_off_the_clients_own_transport(
+    tmp_path: Path,
+) -> None:
+    # With no other mock, a recording leaves every client its own transport (its proxies,
+    # certificates and kept-alive connections) and vcrpy records it; vcrpy's own patches are
+    # not another mock. An active respx mock is.
+    import respx
+    import vcr
+
+    assert another_mock() is None
+    with vcr.use_cassette(str(tmp_path / "c.yaml")):
+        assert another_mock() is None
+    with respx.mock:
+        assert str(another_mock()).startswith("respx")
+    assert another_mock() is None
