@@ -18,6 +18,7 @@ Reading checks the whole file before anything replays it: :func:`load_yaml` (of
 from __future__ import annotations
 
 import copy
+import io
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -46,13 +47,38 @@ _SafeDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 prompt); both accept the same styles, and their texts read back as the same data."""
 
 
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+
+
 class _Dumper(_SafeDumper):  # type: ignore[misc]
-    pass
+    """The cassette dumper: PyYAML's safe representer, with text that has line breaks as
+    literal blocks, and each distinct scalar's implicit tag worked out once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._resolved: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        # The emitter asks this twice for every scalar it writes (a few regular expressions
+        # each, in Python); an answer depends only on the text, and a cassette repeats its
+        # texts (field names, a stream's ids): asked once per distinct text.
+        if kind is not yaml.ScalarNode:
+            return str(super().resolve(kind, value, implicit))
+        key = (value, implicit)
+        tag = self._resolved.get(key)
+        if tag is None:
+            tag = self._resolved[key] = str(super().resolve(kind, value, implicit))
+        return tag
 
 
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    return dumper.represent_scalar(_STR, value, style=style)
 
 
 _Dumper.add_representer(str, _str_representer)
@@ -65,13 +91,65 @@ class _UnsharedDumper(_Dumper):
         return True
 
 
+def _nodes(dumper: Any, data: Any, *, shared: bool) -> yaml.Node:
+    """The YAML node tree of ``data``, as PyYAML's safe representer builds it for
+    :class:`_Dumper` (the same tags, styles and order; a dict or list the data holds twice is
+    one node, which the serializer anchors, unless not ``shared``), built without the
+    representer's bookkeeping for every node: for the plain data a cassette holds, it is most
+    of the time spent writing one. Any other value (floats, bytes) goes to the representer."""
+    seen: dict[int, yaml.Node] = {}
+    scalar, mapping, sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+
+    def node(value: Any) -> yaml.Node:
+        kind = type(value)
+        if kind is str:
+            return scalar(_STR, value, style="|" if "\n" in value else None)
+        if kind is dict or kind is list:
+            made = seen.get(id(value)) if shared else None
+            if made is not None:
+                return made
+            if kind is dict:
+                made = mapping(_MAP, [], flow_style=False)
+            else:
+                made = sequence(_SEQ, [], flow_style=False)
+            if shared:
+                seen[id(value)] = made
+            if kind is dict:
+                made.value.extend((node(key), node(item)) for key, item in value.items())
+            else:
+                made.value.extend(node(item) for item in value)
+            return made
+        if kind is int:
+            return scalar(_INT, str(value))
+        if kind is bool:
+            return scalar(_BOOL, "true" if value else "false")
+        if value is None:
+            return scalar(_NULL, "null")
+        return dumper.represent_data(value)  # type: ignore[no-any-return]
+
+    return node(data)
+
+
 def dump_yaml(data: Any, *, sort_keys: bool = False) -> str:
     """``data`` as cassette YAML: text with line breaks as literal blocks, unicode as is."""
     return _dumped(data, _Dumper, sort_keys)
 
 
 def _dumped(data: Any, dumper: Any, sort_keys: bool) -> str:
-    text = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=sort_keys, width=100)
+    if sort_keys:  # diffs of bodies only: small
+        text = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=True, width=100)
+    else:
+        stream = io.StringIO()
+        writer = dumper(
+            stream, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False
+        )
+        try:
+            writer.open()
+            writer.serialize(_nodes(writer, data, shared=not writer.ignore_aliases({})))
+            writer.close()
+        finally:
+            writer.dispose()
+        text = stream.getvalue()
     # libyaml closes a mapping that ends in a block of kept line breaks (``|+``) with a
     # document end marker, which the pure-Python emitter leaves out: the same document.
     if isinstance(data, dict | list) and text.endswith("\n...\n"):

@@ -222,3 +222,45 @@ def test_repeats_are_written_out_when_sharing_them_would_pass_the_loaders_bound(
     assert [json.loads(i["request"]["body"]) for i in read] == [
         json.loads(i["request"]["body"]) for i in data["interactions"]
     ]
+
+
+def _committed_cassettes() -> list[Any]:
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    files = sorted(
+        [*root.joinpath("cassettes").rglob("*.yaml"), *root.glob("examples/*/cassettes/**/*.yaml")]
+    )
+    assert files
+    return files
+
+
+def test_every_committed_cassette_written_again_is_unchanged() -> None:
+    """The format is pinned byte for byte: each committed cassette, read as replay reads it
+    and written as recording writes it, is the same file."""
+    for path in _committed_cassettes():
+        text = path.read_text(encoding="utf-8")
+        assert ReadableYaml.serialize(ReadableYaml.deserialize(text)) == text, path
+
+
+_ODD_VALUES: list[Any] = [
+    {"f": 1.5, "g": 1e20, "h": -0.0, "nan": float("nan"), "inf": float("-inf"), "i": 10**30},
+    {"b": b"\xff\x00bin", "t": True, "n": None, "e": {}, "l": [], "y": "yes", "no": "no"},
+    {"multi\nline key": "x", "s": "a\nb\n\n", "sp": " lead", "u": "é\U0001f600", "o": "0o17"},
+    [["nested", ["deeper", {"k": "v" * 300 + " w" * 80}]], "~", "null", "", "- dash", "#"],
+]
+
+
+@pytest.mark.parametrize("value", _ODD_VALUES)
+def test_the_node_builder_writes_what_pyyamls_representer_does(value: Any) -> None:
+    """:func:`dump_yaml` builds the YAML nodes itself: the text is what PyYAML's safe
+    representer and the same emitter write, for every kind of value, shared ones too."""
+    from pytest_opdecide._cassettes import _yaml_format
+
+    shared = {"schema": {"type": "object"}}
+    for data in (value, {"one": value, "two": value, "three": shared, "four": shared}):
+        for dumper in (_yaml_format._Dumper, _yaml_format._UnsharedDumper):
+            theirs = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=False, width=100)
+            if theirs.endswith("\n...\n"):
+                theirs = theirs.removesuffix("...\n")
+            assert _yaml_format._dumped(data, dumper, False) == theirs
