@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -179,6 +180,23 @@ def body_text(body: Any) -> str | None:
     return str(body)
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""The JSON escape of a UTF-16 surrogate (``\\ud83d``): a pair of them is one character, one
+alone is text that no UTF-8 file can hold."""
+
+
+def _holds_lone_surrogates(text: str, data: Any) -> bool:
+    """Whether JSON ``data`` parsed from ``text`` holds a lone surrogate (a half of a UTF-16
+    pair, escaped in the text): YAML data cannot carry it, the text as it came can."""
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return False
+    try:
+        _compact_json(data).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def parse_events(text: str) -> list[Any] | None:
     """A server-sent event stream's events: ``{"data": ...}`` for a one-line ``data:`` event
     (objects and arrays parsed), ``{"raw": text}`` for any other; ``None`` when the text is not
@@ -201,6 +219,8 @@ def parse_events(text: str) -> list[Any] | None:
                 parsed = None
             # Only objects and arrays are stored structured: a string stays the text it was
             # ("[DONE]"), so that replay sends exactly what the server sent.
+            if isinstance(parsed, dict | list) and _holds_lone_surrogates(data, parsed):
+                parsed = None  # stored as the text it came as
             events.append({"data": parsed if isinstance(parsed, dict | list) else data})
         else:
             events.append({"raw": block})
@@ -233,9 +253,12 @@ def readable_body(body: Any, headers: Mapping[str, Any]) -> Any:
             return {"events": events}
     if text[:1] in "{[":
         try:
-            return {"json": json.loads(text)}
+            data = json.loads(text)
         except ValueError:
             pass
+        else:
+            if not _holds_lone_surrogates(text, data):
+                return {"json": data}
     return text
 
 

@@ -264,3 +264,27 @@ def test_the_node_builder_writes_what_pyyamls_representer_does(value: Any) -> No
             if theirs.endswith("\n...\n"):
                 theirs = theirs.removesuffix("...\n")
             assert _yaml_format._dumped(data, dumper, False) == theirs
+
+
+def test_a_lone_surrogate_escape_is_recorded_as_the_text_it_came_as(tmp_path: Any) -> None:
+    """JSON may escape half of a UTF-16 pair (``\\ud800``), which no UTF-8 file holds: such a
+    body or event is stored as its text, and replays as sent (a pair stays data)."""
+    from pytest_opdecide._cassettes._file import read_interactions, write_cassette
+    from pytest_opdecide._cassettes._scrub import Scrubber
+    from pytest_opdecide._http._secrets import Secrets
+
+    lone = '{"content": "half \\ud800 of a pair"}'
+    pair = '{"content": "\\ud83d\\ude00"}'
+    stream = f"data: {lone}\n\ndata: {pair}\n\ndata: [DONE]\n\n"
+    data = cassette(lone.encode(), stream.encode(), "text/event-stream")
+    text = ReadableYaml.serialize(data)
+    assert 'body: \'{"content": "half \\ud800 of a pair"}\'' in text  # as text
+    assert "- data: '" + lone + "'" in text
+    assert '- data:\n            content: "\\U0001F600"' in text  # the pair is data
+    read = ReadableYaml.deserialize(text)["interactions"][0]
+    assert read["request"]["body"] == lone
+    assert read["response"]["body"]["string"] == stream.replace(pair, '{"content": "😀"}')
+    request, response = data["interactions"][0]["request"], data["interactions"][0]["response"]
+    path = tmp_path / "c.yaml"
+    write_cassette(path, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    assert read_interactions(path)
