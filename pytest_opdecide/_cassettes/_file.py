@@ -121,7 +121,7 @@ def write_cassette(
     text = ReadableYaml.serialize({"interactions": stored, "version": 1})
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
-        ReadableYaml.deserialize(scrubbed)
+        ReadableYaml.check(scrubbed)
     except Exception as exc:
         if scrubbed != text:
             # Only the kind of error: its text may quote the file around the secret.

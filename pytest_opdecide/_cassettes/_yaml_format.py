@@ -370,6 +370,24 @@ class ReadableYaml:
         return text
 
     @staticmethod
+    def check(text: str) -> None:
+        """Refuse ``text`` when :meth:`deserialize` would, without building replay's data
+        (bodies turned back into the text sent) unless a response names a
+        ``Content-Encoding``, whose body must be checked as replay reads it.
+
+        Raises:
+            Refused: As :meth:`deserialize`.
+            yaml.YAMLError: The text is not YAML.
+        """
+        data: dict[str, Any] = load_yaml(text)
+        check_layout(data, text)
+        for interaction in data["interactions"]:
+            headers = interaction["response"].get("headers") or {}
+            if any(name.lower() == "content-encoding" for name in headers):
+                ReadableYaml.deserialize(text)
+                return
+
+    @staticmethod
     def deserialize(text: str) -> dict[str, Any]:
         """The cassette's data as vcrpy records it (bodies raw, headers as lists), once the
         whole text has been checked.

@@ -288,3 +288,38 @@ def test_a_lone_surrogate_escape_is_recorded_as_the_text_it_came_as(tmp_path: An
     path = tmp_path / "c.yaml"
     write_cassette(path, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
     assert read_interactions(path)
+
+
+def test_the_write_check_refuses_what_reading_refuses() -> None:
+    """:meth:`ReadableYaml.check` (what recording runs on the text it is about to write)
+    refuses exactly the texts :meth:`ReadableYaml.deserialize` (what replay runs) refuses."""
+    from pytest_opdecide._cassettes._yaml_loader import Refused
+
+    good = ReadableYaml.serialize(cassette('{"a": 1}', "ok", "text/plain"))
+    gzip_claim = good.replace("content-type: text/plain", "content-encoding: gzip")
+    texts = [
+        good,
+        gzip_claim,
+        good.removesuffix("version: 1\n"),  # cut short
+        good.replace("code: 200", "code: 999"),
+        good.replace("method: POST", "method: [POST]"),
+        good.replace("version: 1", "version: 7"),
+        *(path.read_text(encoding="utf-8") for path in _committed_cassettes()[:3]),
+    ]
+    assert "content-encoding: gzip" in gzip_claim
+    for text in texts:
+        outcomes = []
+        for read in (ReadableYaml.check, ReadableYaml.deserialize):
+            try:
+                read(text)
+            except (Refused, yaml.YAMLError) as error:
+                outcomes.append(type(error))
+            else:
+                outcomes.append(None)
+        assert outcomes[0] == outcomes[1], text
+    refused = 0
+    for text in texts[1:6]:
+        with pytest.raises(Refused):
+            ReadableYaml.check(text)
+        refused += 1
+    assert refused == 5
