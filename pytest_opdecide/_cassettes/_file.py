@@ -118,7 +118,9 @@ def write_cassette(
         if scrub_hook is not None:
             request, response = _run_user_scrub(request, response, scrub_hook)
         stored.append({"request": request, "response": response})
-    text = ReadableYaml.serialize({"interactions": stored, "version": 1})
+    data = {"interactions": stored, "version": 1}
+    # Our own copies, unless a hook may have handed back objects of its own.
+    text = (ReadableYaml.serialize if scrub_hook else ReadableYaml.serialize_owned)(data)
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
         ReadableYaml.check(scrubbed)

@@ -696,6 +696,11 @@ def _rewrite_body(
         return data(body) if isinstance(body, bytes) else body
     if "event-stream" in header(headers or {}, "content-type"):
         out = stream(original)
+    elif "\\" not in original and text(original) == original:
+        # Without a backslash, each string of a JSON body (keys too) is the very characters
+        # between its quotes, and what ``text`` replaces never takes in a quote: a match in a
+        # string would be a match in the body's text. Nothing to replace, nothing to parse.
+        return body
     else:
         parsed = _json_document(original)
         if parsed is None:

@@ -347,7 +347,13 @@ class ReadableYaml:
         """The cassette's text. Parts that requests repeat are written once (see
         :func:`_share_repeats`), unless that would make the text expand, as it is read, past the
         loader's bound: then every part is written out."""
-        out = {key: copy.deepcopy(value) for key, value in data.items() if key != "version"}
+        return ReadableYaml.serialize_owned({key: copy.deepcopy(v) for key, v in data.items()})
+
+    @staticmethod
+    def serialize_owned(data: dict[str, Any]) -> str:
+        """:meth:`serialize` for data the caller owns and will not use again: it is changed as
+        it is written, not copied first (recording writes its own copies)."""
+        out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
         for interaction in out.get("interactions", []):
             req, resp = interaction["request"], interaction["response"]
