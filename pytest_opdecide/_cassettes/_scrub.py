@@ -538,7 +538,12 @@ class Scrubber:
         if scrubbed is parsed:
             return body
         out = json.dumps(scrubbed, ensure_ascii=False)
-        return out.encode() if isinstance(body, bytes) else out
+        try:
+            encoded = out.encode()
+        except UnicodeEncodeError:  # a lone surrogate the body escaped: kept escaped
+            out = json.dumps(scrubbed)
+            encoded = out.encode()
+        return encoded if isinstance(body, bytes) else out
 
     def _remember_undecoded(self, body: Any) -> None:
         if not isinstance(body, bytes):

@@ -458,3 +458,16 @@ def test_a_body_is_scrubbed_as_its_strings_are(body: str) -> None:
     assert out == expected
     assert "hunter2hunter2" not in out
     assert "abcdefghijklmnopqrst" not in out
+
+
+@pytest.mark.parametrize("as_bytes", [True, False], ids=["bytes", "text"])
+def test_a_secret_field_beside_an_escaped_lone_surrogate_is_replaced(as_bytes: bool) -> None:
+    # The body's JSON escapes a lone UTF-16 surrogate, which no UTF-8 text can hold: the
+    # rewritten body keeps it escaped, and the secret is gone.
+    text = '{"token": "minted-session-token", "text": "\\ud800 lone"}'
+    body: Any = text.encode() if as_bytes else text
+    out = Scrubber(secrets=Secrets()).body(body, {"content-type": "application/json"})
+    written = out.decode() if as_bytes else out
+    assert "minted-session-token" not in written
+    assert json.loads(written) == {"token": PLACEHOLDER, "text": "\ud800 lone"}
+    written.encode()  # writable as UTF-8
