@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from fake_runtimes._answers import closest
+from fake_runtimes._closest import closest
 from fake_runtimes._recorded import recorded_steps
 from fake_runtimes._script_errors import ScriptExhausted, ScriptMismatch, UnusedSteps
 from fake_runtimes._script_steps import (
