@@ -31,8 +31,10 @@ from pytest_opdecide._nextstep._annotations import (
     spec_from_annotation,
 )
 from pytest_opdecide._nextstep._field_types import (
+    SCALAR_PLACEHOLDERS,
     ChoiceSpec,
     FieldSpec,
+    ScalarSpec,
     TypeSpec,
     UnknownSpec,
     UnsupportedType,
@@ -434,6 +436,24 @@ def _shape(
     for name, annotation, default, positional_only in parameters:
         hint: Any = hints.get(name, annotation)
         has_default = default is not _EMPTY
+        if (
+            type(hint) is type
+            and hint in SCALAR_PLACEHOLDERS
+            and name not in RUNTIME_PARAMETER_NAMES
+        ):
+            # ``str``, ``int``...: what spec_from_annotation makes of them, without its dispatch
+            description = doc_args.get(name, "")
+            fields.append(
+                FieldSpec(
+                    name,
+                    ScalarSpec(hint),
+                    description,
+                    required=not has_default,
+                    default=default,
+                    positional_only=positional_only,
+                )
+            )
+            continue
         meta = hint.__metadata__ if typing.get_origin(hint) is typing.Annotated else ()
         context = next((m for m in meta if isinstance(m, FromContext)), None)
         if name in RUNTIME_PARAMETER_NAMES or _is_runtime_annotation(hint):

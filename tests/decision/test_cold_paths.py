@@ -194,3 +194,20 @@ def test_a_type_pydantic_cannot_check_is_refused_before_any_model_call() -> None
 
     with pytest.raises(TypeError, match="thing"):
         normalize_options({"act": act})
+
+
+@pytest.mark.parametrize("pytype", [str, int, float, bool, list, dict])
+def test_a_plain_scalar_parameter_gets_the_spec_its_annotation_gives(pytype: type) -> None:
+    def act(value, other=None, /):  # type: ignore[no-untyped-def]
+        return value
+
+    act.__annotations__ = {"value": pytype, "other": Annotated[pytype, "note"]}
+    shape = _function_shapes._introspect(act)
+    quick, general = shape.fields  # a bare class, and one through spec_from_annotation
+    assert type(quick.type) is type(general.type) is ScalarSpec
+    assert quick.type.label == general.type.label
+    assert quick.type.placeholder() == general.type.placeholder()
+    assert quick.type.json_schema() == general.type.json_schema()
+    assert quick.type.core_schema({}) == general.type.core_schema({})
+    assert (quick.required, quick.positional_only) == (True, True)
+    assert (general.required, general.default, general.positional_only) == (False, None, True)
