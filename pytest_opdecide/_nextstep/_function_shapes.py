@@ -31,8 +31,10 @@ from pytest_opdecide._nextstep._annotations import (
     spec_from_annotation,
 )
 from pytest_opdecide._nextstep._field_types import (
+    SCALAR_PLACEHOLDERS,
     ChoiceSpec,
     FieldSpec,
+    ScalarSpec,
     TypeSpec,
     UnknownSpec,
     UnsupportedType,
@@ -368,23 +370,90 @@ def _hashable(value: Any) -> bool:
     return True
 
 
+_Parameter = tuple[str, Any, Any, bool]
+"""A parameter the model or the library fills: its name, annotation (as written, or
+``Parameter.empty``), default (or ``Parameter.empty``) and whether it is positional-only;
+``*args`` and ``**kwargs`` are never among them."""
+
+_EMPTY = inspect.Parameter.empty
+
+
+def _code_parameters(fn: Any) -> list[_Parameter]:
+    """A plain function's parameters read off its code object, defaults and annotations, as
+    ``inspect.signature`` reads them (see :func:`_by_code`: not wrapped, no ``__signature__``)."""
+    code = fn.__code__
+    names = code.co_varnames
+    count = code.co_argcount
+    positional_only = code.co_posonlyargcount
+    defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__ or {}
+    annotations = fn.__annotations__
+    first_default = count - len(defaults)
+    out: list[_Parameter] = []
+    for i in range(count):
+        name = names[i]
+        default = defaults[i - first_default] if i >= first_default else _EMPTY
+        out.append((name, annotations.get(name, _EMPTY), default, i < positional_only))
+    for name in names[count : count + code.co_kwonlyargcount]:
+        out.append((name, annotations.get(name, _EMPTY), kwdefaults.get(name, _EMPTY), False))
+    return out
+
+
+def _signature_parameters(sig: inspect.Signature) -> list[_Parameter]:
+    return [
+        (name, param.annotation, param.default, param.kind is inspect.Parameter.POSITIONAL_ONLY)
+        for name, param in sig.parameters.items()
+        if param.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]  # *args and **kwargs: never shown, never required (the model cannot fill them)
+
+
 def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"Cannot read the signature of option function {fn!r}: {exc}") from None
-    hints = _resolve_hints(fn, sig)
-    target = fn.func if isinstance(fn, functools.partial) else fn
-    doc = inspect.getdoc(target)
+    """The shape of ``fn``: a plain function's parameters read off its code and its annotations
+    resolved once compiled (the first sight of a closure); anything else, or any annotation that
+    is not plain, through ``inspect.signature`` and ``typing.get_type_hints``."""
+    hints = _quick_hints(fn) if _by_code(fn) else None
+    if hints is not None:
+        parameters = _code_parameters(fn)
+        doc = fn.__doc__
+        doc = inspect.cleandoc(doc) if type(doc) is str else inspect.getdoc(fn)
+    else:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Cannot read the signature of option function {fn!r}: {exc}") from None
+        hints = _resolve_hints(fn, sig)
+        parameters = _signature_parameters(sig)
+        doc = inspect.getdoc(fn.func if isinstance(fn, functools.partial) else fn)
+    return _shape(fn, parameters, hints, doc)
+
+
+def _shape(
+    fn: Any, parameters: list[_Parameter], hints: dict[str, Any], doc: str | None
+) -> _FunctionShape:
     doc_args = _doc_arg_descriptions(doc)
     fields: list[FieldSpec] = []
     hidden: list[FieldSpec] = []
-    for name, param in sig.parameters.items():
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            continue  # never shown, never required: the model cannot fill them meaningfully
-        hint = hints.get(name, param.annotation)
-        has_default = param.default is not inspect.Parameter.empty
-        positional_only = param.kind is inspect.Parameter.POSITIONAL_ONLY
+    for name, annotation, default, positional_only in parameters:
+        hint: Any = hints.get(name, annotation)
+        has_default = default is not _EMPTY
+        if (
+            type(hint) is type
+            and hint in SCALAR_PLACEHOLDERS
+            and name not in RUNTIME_PARAMETER_NAMES
+        ):
+            # ``str``, ``int``...: what spec_from_annotation makes of them, without its dispatch
+            description = doc_args.get(name, "")
+            fields.append(
+                FieldSpec(
+                    name,
+                    ScalarSpec(hint),
+                    description,
+                    required=not has_default,
+                    default=default,
+                    positional_only=positional_only,
+                )
+            )
+            continue
         meta = hint.__metadata__ if typing.get_origin(hint) is typing.Annotated else ()
         context = next((m for m in meta if isinstance(m, FromContext)), None)
         if name in RUNTIME_PARAMETER_NAMES or _is_runtime_annotation(hint):
@@ -394,7 +463,7 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
                     UnknownSpec(annotation_label(hint)),  # filled by the library, never validated
                     required=not has_default,
                     source="runtime",
-                    default=param.default,
+                    default=default,
                     positional_only=positional_only,
                 )
             )
@@ -407,7 +476,7 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
                     required=not has_default,
                     source="context",
                     context_key=context.key or name,
-                    default=param.default,
+                    default=default,
                     positional_only=positional_only,
                 )
             )
@@ -433,15 +502,11 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
                 spec,
                 description,
                 required=not has_default,
-                default=param.default,
+                default=default,
                 positional_only=positional_only,
             )
         )
-    positional = tuple(
-        name
-        for name, param in sig.parameters.items()
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY
-    )
+    positional = tuple(p[0] for p in parameters if p[3])
     shown = tuple(fields)
     try:
         validator = ArgsValidator(shown, all_required=False) if shown else None
