@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import respx
 
 from pytest_opdecide._cassettes._cassette import CassetteMismatch, use_cassette
 from pytest_opdecide._cassettes._recording_transport import RecordingTransport
@@ -190,10 +191,15 @@ def test_record_mode_all_never_replays(tmp_path: Path) -> None:
     # vcrpy patches the mock transport too: "all" sends every request on and records it.
     transport = httpx.MockTransport(handler)
     with use_cassette(path, record="all"), httpx.Client(transport=transport) as client:
-        # This package's clients are recorded by the cassette layer (past other mocks), those
-        # on a transport of their own other than httpx's network one keep it (vcrpy records).
-        assert isinstance(replay_transport(), RecordingTransport)
-        assert isinstance(replay_transport(httpx.HTTPTransport()), RecordingTransport)
+        # With no other HTTP mock in the way, every client keeps its own transport (vcrpy
+        # records); while one is, this package's clients on httpx's network transport are
+        # recorded by the cassette layer, past it, and the others still keep theirs.
+        assert replay_transport() is None
+        assert replay_transport(httpx.HTTPTransport()) is None
+        with respx.mock:
+            assert isinstance(replay_transport(), RecordingTransport)
+            assert isinstance(replay_transport(httpx.HTTPTransport()), RecordingTransport)
+            assert replay_transport(transport) is None
         assert replay_transport(transport) is None
         headers = httpx.Headers()
         assert replay_client(object(), headers=headers, timeout=None, own=transport) is None
