@@ -33,6 +33,7 @@ from pytest_opdecide._nextstep._field_types import (
     fields_core_schema,
     json_dumps,
     pydantic_gist,
+    slots_of,
 )
 
 __all__ = ["ArgsValidator", "ParseFailure", "explain", "safe_repr"]
@@ -123,18 +124,24 @@ class ArgsValidator:
         )
         """:meth:`validate` of arguments parsed from reply text (the hot path)."""
         placeholders: set[str] = {"<str>"}
+        slots: set[str] = set()
         for f in fields:
             if f.type.choices is None:
-                _string_placeholders(f.type.placeholder(), placeholders)
-        self.placeholders = frozenset(p for p in placeholders if p.startswith("<"))
-        """The menu's string placeholders of these fields: a value equal to one was copied."""
-        self.bare_placeholders = {p[1:-1].strip().casefold(): p for p in self.placeholders}
+                placeholder = f.type.placeholder()
+                _string_placeholders(placeholder, placeholders)
+                slots.update(slot.text for slot in slots_of(placeholder))
+        texts = frozenset(p for p in placeholders if p.startswith("<"))
+        self.bare_placeholders = {p[1:-1].strip().casefold(): p for p in texts}
         """Each placeholder without its brackets (``str``, ``date yyyy-mm-dd``), casefolded:
         a value equal to one was copied too (a grammar that forbids a leading ``<`` leaves
         the rest)."""
         self.copy_marks = tuple(sorted({bare.split()[0] for bare in self.bare_placeholders}))
         """Words at least one of which a reply holding a copy contains (``str``, ``date``...):
         a reply without any is not searched."""
+        self.placeholders = texts | slots
+        """The menu's string placeholders of these fields, and its slots (``<int>``): a value
+        equal to one, or a text holding one, was copied. (A slot without its brackets,
+        ``"int"``, is no copy: it may be a text field's answer.)"""
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (an object with the fields as properties).
