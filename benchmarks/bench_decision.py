@@ -5,8 +5,9 @@ descriptions carrying the ticket id, schema options, 2 to 1,000 options), the me
 on every call as the seed writes it, through a ``FunctionRuntime`` with ``pick(...)`` (a user's
 fake, its default settings), against the two anchors of :mod:`benchmarks.decision_anchors` in
 the same run, round by round: the reference's per-call work (target: at most 1.0 times) and a
-hand-written minimal decision (target: at most 2.0 times). The cold first call (every cache
-cleared) is compared with the reference's per-call work on the closures shape.
+hand-written minimal decision (target: at most 2.0 times). How cost grows from 100 to 1,000
+options is a row of its own (linear: 10 times; target at most 12). The cold first call (every
+cache cleared) is compared with the reference's per-call work on the closures shape.
 
 The older figures follow:
 
@@ -148,6 +149,7 @@ _TICKETS = itertools.count()  # a new ticket id on every call
 
 def _shape_rows() -> list[Measurement]:
     rows: list[Measurement] = []
+    per_call: dict[str, dict[str, float]] = {}
     for title, build, (name, args) in SHAPES:
 
         def step(call: Any, name: str = name, args: dict[str, Any] = args) -> Any:
@@ -185,6 +187,7 @@ def _shape_rows() -> list[Measurement]:
             rounds["reference"].append(median_seconds(reference, repeat=3, number=number))
             rounds["minimal"].append(median_seconds(minimal, repeat=3, number=number))
         us = {key: sorted(value)[2] * 1e6 for key, value in rounds.items()}
+        per_call[title] = us
         rows.append(
             Measurement(
                 f"decision.make, {title} / reference's per-call work",
@@ -205,6 +208,21 @@ def _shape_rows() -> list[Measurement]:
                 note=f"ours {us['ours']:.1f} µs, minimal {us['minimal']:.1f} µs",
             )
         )
+    # How cost grows: 10 times the options should cost at most about 10 times (linear); the
+    # reference's own growth, in the same run, is the baseline.
+    small, large = per_call["100 options"], per_call["1,000 options"]
+    rows.append(
+        Measurement(
+            "decision.make, 1,000 options / 100 options (growth; linear is 10)",
+            large["ours"] / small["ours"],
+            "x",
+            12.0,
+            baseline=large["reference"] / small["reference"],
+            note=f"2 options {per_call['2 options']['ours']:.1f} µs, 100 options "
+            f"{small['ours']:.1f} µs, 1,000 options {large['ours']:.1f} µs; baseline: the "
+            "reference's growth",
+        )
+    )
     return rows
 
 

@@ -7,6 +7,15 @@ check and makes the whole scan and search run, as does the deep nest. The scalin
 exponent ``k`` in ``time ~ size**k`` between 250 kB and 1 MB of junk with a pick: 1 is linear,
 2 quadratic. The baseline of the ``10,000 {`` row restarts ``raw_decode`` at every ``{``, the
 quadratic approach this module replaces.
+
+Against the reference (issue 22): :func:`reference_extract` reads a reply the way the reference
+implementation is described to (``/work/shared/reference/next-step-decision.md``, written here
+from that description): a fenced block first, else the first ``{`` that decodes to an object
+carrying a call key, restarting at the next ``{`` after each one that does not. On the reply
+shapes both read in linear time (a plain JSON reply; a fenced pick after prose; a reply quoting
+many JSON objects before its fenced pick; a pick whose string arguments hold braces), at 10 kB,
+100 kB and 1 MB, ``extract_action`` takes at most 2x the reference's time; and its time per
+character at 1 MB is at most 2x that at 10 kB (linear growth).
 """
 
 from __future__ import annotations
@@ -14,6 +23,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks import Measurement, median_seconds
@@ -53,6 +64,100 @@ def _restart_at_every_brace(text: str) -> dict[str, Any] | None:
     return found
 
 
+_FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*?)```", re.DOTALL)
+_DECODER = json.JSONDecoder()
+_CALL_KEYS = ("call", "action", "function", "tool")
+
+
+def _first_pick(text: str) -> dict[str, Any] | None:
+    start = text.find("{")
+    while start >= 0:
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and any(key in value for key in _CALL_KEYS):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+def reference_extract(text: str) -> dict[str, Any] | None:
+    """The reference's reading: the first pick in a fenced block, else the first in the text."""
+    for block in _FENCED.findall(text):
+        found = _first_pick(block)
+        if found is not None:
+            return found
+    return _first_pick(text)
+
+
+def _plain_reply(size: int) -> str:
+    return json.dumps({"call": "write", "args": {"text": "x" * size}})
+
+
+def _prose_then_fence(size: int) -> str:
+    line = "The customer asked twice about the refund, so I route the ticket to billing.\n"
+    return (line * (size // len(line) + 1))[:size] + f"\n```json\n{PICK_TEXT}\n```\n"
+
+
+def _quoting_then_fence(size: int) -> str:
+    lines, total, number = [], 0, 0
+    while total < size:
+        record = {"id": number, "name": f"order {number}", "items": [{"sku": number, "qty": 1}]}
+        lines.append(f"Record {number}: {json.dumps(record)}\n")
+        total += len(lines[-1])
+        number += 1
+    return "".join(lines) + f"\n```json\n{PICK_TEXT}\n```\n"
+
+
+def _braces_in_strings(size: int) -> str:
+    code = "function f(x) { if (x) { return {a: [1, {b: 2}]}; } }\n"
+    return json.dumps({"call": "write", "args": {"code": (code * (size // len(code) + 1))[:size]}})
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    "a plain JSON reply": _plain_reply,
+    "a fenced pick after prose": _prose_then_fence,
+    "a reply quoting many JSON objects before its fenced pick": _quoting_then_fence,
+    "a pick whose string arguments hold braces": _braces_in_strings,
+}
+SIZES = (10_000, 100_000, MEGABYTE)
+
+
+def reference_rows() -> list[Measurement]:
+    rows = []
+    for label, shape in SHAPES.items():
+        per_character = {}
+        for size in SIZES:
+            text = shape(size)
+            expected = reference_extract(text)
+            if expected is None or extract_action(text) != expected:
+                raise AssertionError(f"the two readings disagree on {label} ({size:,} chars)")
+            number = max(1, 200_000 // size)
+            ours = median_seconds(lambda: extract_action(text), repeat=7, number=number)  # noqa: B023
+            theirs = median_seconds(lambda: reference_extract(text), repeat=7, number=number)  # noqa: B023
+            per_character[size] = ours / len(text)
+            rows.append(
+                Measurement(
+                    f"{label}, {size // 1000:,} kB / the reference",
+                    ours / theirs,
+                    "x",
+                    2.0,
+                    note=f"extract_action {ours * 1e6:.1f} us, reference {theirs * 1e6:.1f} us",
+                )
+            )
+        growth = per_character[MEGABYTE] / per_character[SIZES[0]]
+        rows.append(
+            Measurement(
+                f"{label}: time per character at 1 MB / at 10 kB (1: linear)",
+                growth,
+                "x",
+                2.0,
+            )
+        )
+    return rows
+
+
 def _seconds(text: str, expected: object, *, repeat: int) -> float:
     if extract_action(text) != expected:  # a fast wrong answer is no figure
         raise AssertionError(f"extract_action gave a wrong answer on {text[:40]!r}...")
@@ -77,6 +182,7 @@ def run() -> list[Measurement]:
     naive_small = median_seconds(lambda: _restart_at_every_brace(small), repeat=3)
 
     return [
+        *reference_rows(),
         Measurement(
             "1 MB of '{'",
             _seconds(braces, None, repeat=5),

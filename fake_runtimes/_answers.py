@@ -7,13 +7,12 @@ is the level on the scale?) happens then, and a misfit raises :class:`AnswerMism
 
 from __future__ import annotations
 
-import difflib
 import math
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from fake_runtimes._closest import did_you_mean
 from fake_runtimes._script_errors import AnswerMismatch
 from pytest_opdecide.questions import (
     DEFAULT_TOLERANCE,
@@ -37,8 +36,6 @@ __all__ = [
     "ScriptedProbability",
     "ScriptedScore",
     "choose",
-    "closest",
-    "did_you_mean",
     "fails",
     "fits",
     "hangs",
@@ -125,28 +122,6 @@ def _check_sum(values: Sequence[float], what: str, decimals: int | None) -> None
             f"{allowed:g}, what rounding {len(values)} values to {decimals} decimal places "
             "explains (they are reported as given, never renormalised)"
         )
-
-
-def _fold(name: str) -> str:
-    return unicodedata.normalize("NFC", name).strip().casefold()
-
-
-def closest(wrong: str, offered: Sequence[str], *, cutoff: float = 0.75) -> str | None:
-    """The one of ``offered`` that ``wrong`` looks like (a typo, other letter case, spacing or
-    Unicode form), or ``None``."""
-    folded = {_fold(name): name for name in offered}
-    same = folded.get(_fold(wrong))
-    if same is not None:
-        return same
-    close = difflib.get_close_matches(wrong, list(offered), n=1, cutoff=cutoff)
-    return close[0] if close else None
-
-
-def did_you_mean(wrong: str, offered: Sequence[str]) -> str:
-    """`` Did you mean 'billing'?`` when ``wrong`` looks like one of ``offered``; empty
-    otherwise."""
-    same = closest(wrong, offered)
-    return "" if same is None else f" Did you mean {same!r}?"
 
 
 def _confidence(value: float | None) -> float | None:

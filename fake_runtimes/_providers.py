@@ -24,9 +24,9 @@ from fake_runtimes._answers import (
     ScriptedHang,
     ScriptedProbability,
     ScriptedScore,
-    did_you_mean,
     fits,
 )
+from fake_runtimes._closest import did_you_mean
 from fake_runtimes._script_errors import AnswerMismatch, ScriptExhausted, UnusedSteps
 from fake_runtimes._script_steps import plural
 from pytest_opdecide.questions import (

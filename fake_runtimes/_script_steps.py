@@ -19,6 +19,13 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=to_jsonable_python)
+"""One encoder for every pick's text: ``json.dumps`` with options builds a new one per call."""
+
+
+_JSON_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _format_args(args: dict[str, Any]) -> str:
     return "".join(f", {k}={v!r}" for k, v in args.items())
 
@@ -47,7 +54,7 @@ class Pick:
         payload: dict[str, Any] = {"call": self.option}
         if self.args:
             payload["args"] = self.args
-        return json.dumps(payload, ensure_ascii=False, default=to_jsonable_python)
+        return _ENCODER.encode(payload)
 
     def __str__(self) -> str:
         return f"pick({self.option!r}{_format_args(self.args)})"
@@ -96,10 +103,18 @@ def pick(option: str, /, **args: Any) -> Pick:
     if not isinstance(option, str) or not option:
         raise TypeError(f"pick() needs an option name, got {option!r}")
     step = Pick(option, dict(args))
+    if all(type(value) in _JSON_LEAVES for value in args.values()):
+        return step  # strings, numbers, booleans and None: JSON as they are
+    try:
+        _ENCODER.encode(args)  # all at once; when it fails, each argument tells which
+    except (TypeError, ValueError, PydanticSerializationError, RecursionError):
+        pass
+    else:
+        return step
     for name, value in args.items():
         try:
-            json.dumps(value, default=to_jsonable_python)
-        except (TypeError, ValueError, PydanticSerializationError) as exc:
+            _ENCODER.encode(value)
+        except (TypeError, ValueError, PydanticSerializationError, RecursionError) as exc:
             raise TypeError(
                 f"pick({option!r}): the argument {name}={value!r} cannot be sent as JSON ({exc}); "
                 "give a value a model could write"
@@ -151,15 +166,19 @@ class FakeCall:
 
     @classmethod
     def of(cls, index: int, request: ModelRequest) -> FakeCall:
-        return cls(
-            index,
-            request.kind,
-            request.prompt,
-            request.menu,
-            list(request.options),
-            request.tool_names,
-            request,
+        # Made once per model call: the fields set at once, past the frozen dataclass's
+        # per-field ``object.__setattr__`` (what its ``__init__`` would set, nothing else).
+        call = object.__new__(cls)
+        call.__dict__.update(
+            index=index,
+            kind=request.kind,
+            prompt=request.prompt,
+            menu=request.menu,
+            options=list(request.options),
+            tools=request.tool_names,
+            request=request,
         )
+        return call
 
     @property
     def response_schema(self) -> dict[str, Any] | None:

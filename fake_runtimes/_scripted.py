@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import operator
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from fake_runtimes._answers import closest
+from fake_runtimes._closest import closest
 from fake_runtimes._recorded import recorded_steps
 from fake_runtimes._script_errors import ScriptExhausted, ScriptMismatch, UnusedSteps
 from fake_runtimes._script_steps import (
@@ -44,14 +45,24 @@ def _tokens(text: str) -> int:
 
 
 def _usage(request: ModelRequest, text: str, tool_calls: tuple[ToolCall, ...]) -> Usage:
-    sent = sum(len(m.text) for m in request.messages)
+    messages = request.messages
+    sent = len(messages[0].text) if len(messages) == 1 else sum(len(m.text) for m in messages)
     prompt = max(1, (sent + 3) // 4)
-    completion = _tokens(text) + sum(
-        _tokens(json.dumps(dict(c.arguments) if isinstance(c.arguments, Mapping) else c.arguments))
-        + 2
-        for c in tool_calls
-    )
+    completion = _tokens(text)
+    if tool_calls:
+        completion += sum(
+            _tokens(
+                json.dumps(dict(c.arguments) if isinstance(c.arguments, Mapping) else c.arguments)
+            )
+            + 2
+            for c in tool_calls
+        )
     return Usage(prompt, completion, prompt + completion)
+
+
+_STEP_TYPES = (ModelReply, Pick, ToolCallStep, ErrorStep)
+"""The steps that are objects, not callables that build a step (a tuple: ``isinstance`` with a
+tuple is quicker than with a union)."""
 
 
 class FakeRuntime(Runtime):
@@ -86,9 +97,9 @@ class FakeRuntime(Runtime):
 
     def _reply(self, step: Any, call: FakeCall, position: str) -> ModelReply:
         """Turn one step into the reply for ``call``; ``position`` names the step in messages."""
-        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+        if callable(step) and not isinstance(step, _STEP_TYPES):
             built = step(call)
-            if inspect.isawaitable(built):
+            if type(built) is not Pick and inspect.isawaitable(built):
                 if inspect.iscoroutine(built):
                     built.close()
                 raise TypeError(
@@ -99,7 +110,9 @@ class FakeRuntime(Runtime):
         return self._built(step, call, position)
 
     def _built(self, step: Any, call: FakeCall, position: str) -> ModelReply:
-        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+        if type(step) is Pick:  # the usual step, first
+            return self._picked(step, call, position)
+        if callable(step) and not isinstance(step, _STEP_TYPES):
             raise TypeError(f"{position} built another callable; build a step instead")
         check_step(step, position)
         request = call.request
@@ -111,10 +124,7 @@ class FakeRuntime(Runtime):
         if isinstance(step, str):
             return ModelReply(text=step, usage=_usage(request, step, ()), model=self.model)
         if isinstance(step, Pick):
-            if self.strict:
-                self._check_pick(step, call, position)
-            text = step.text
-            return ModelReply(text=text, usage=_usage(request, text, ()), model=self.model)
+            return self._picked(step, call, position)
         steps = step if isinstance(step, list) else [step]
         calls = []
         for s in steps:
@@ -129,10 +139,17 @@ class FakeRuntime(Runtime):
             text="", tool_calls=made, usage=_usage(request, "", made), model=self.model
         )
 
-    def _check_pick(self, step: Pick, call: FakeCall, position: str) -> None:
-        """A scripted pick must pick an offered option with arguments it takes."""
-        head = f"{type(self).__name__}: {position} picks {step.option!r}"
+    def _picked(self, step: Pick, call: FakeCall, position: str) -> ModelReply:
+        text = step.text
+        if self.strict:
+            self._check_pick(step, call, position, text)
+        return ModelReply(text=text, usage=_usage(call.request, text, ()), model=self.model)
+
+    def _check_pick(self, step: Pick, call: FakeCall, position: str, text: str) -> None:
+        """A scripted pick must pick an offered option with arguments it takes (``text``: the
+        pick's JSON, as it is sent)."""
         if step.option not in call.options:
+            head = f"{type(self).__name__}: {position} picks {step.option!r}"
             offered = f"options {call.options}" if call.options else "no options"
             close = closest(step.option, call.options, cutoff=0.6)
             if close is not None:  # a typo: the raw text is not what the test meant
@@ -142,12 +159,12 @@ class FakeRuntime(Runtime):
             raise ScriptMismatch(
                 f"{head}, but {call.describe()} offered {offered}.\n"
                 "To send a pick of an option that was not offered, script the raw reply text "
-                f"instead: {step.text!r}"
+                f"instead: {text!r}"
             )
         menu = call.request.choices
         option = getattr(menu, "by_name", {}).get(step.option)
         if option is not None:
-            _check_arguments(head, step, option, menu, call)
+            _check_arguments(self, position, step, text, option, menu, call)
 
     def _check_tool(self, step: ToolCallStep, call: FakeCall, position: str) -> None:
         if step.tool in call.tools:
@@ -184,12 +201,51 @@ def _takes(option: Any) -> str:
     return ", ".join(parts) if parts else "no arguments"
 
 
-def _check_arguments(head: str, step: Pick, option: Any, menu: Any, call: FakeCall) -> None:
-    takes = f"{option.name!r} takes: {_takes(option)}."
+# Picks found valid, by their text and what their option checks them with: the option's fields,
+# hidden parameters and validator, each the very object (kept here, so that no other object can
+# take its id). Normalised options share these objects across calls for as long as the option
+# reads the same (a closure defined per call, a description with per-call text, a menu built
+# anew), so a script's pick repeated call after call is checked once; a changed option has new
+# ones and is checked again. Bounded: the oldest verdict goes first.
+_accepted: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_ACCEPTED_MAX = 512
+
+
+def _check_arguments(
+    runtime: FakeRuntime,
+    position: str,
+    step: Pick,
+    text: str,
+    option: Any,
+    menu: Any,
+    call: FakeCall,
+) -> None:
+    what = (option.kind, option.fields, option.hidden, option.validator)
+    key = (text, *map(id, what))
+    kept = _accepted.get(key)
+    if kept is not None and all(map(operator.is_, kept, what)):
+        return
+    _check_arguments_now(runtime, position, step, text, option, menu, call)
+    if len(_accepted) >= _ACCEPTED_MAX:
+        _accepted.pop(next(iter(_accepted)), None)
+    _accepted[key] = what
+
+
+def _check_arguments_now(
+    runtime: FakeRuntime,
+    position: str,
+    step: Pick,
+    text: str,
+    option: Any,
+    menu: Any,
+    call: FakeCall,
+) -> None:
+    head = f"{type(runtime).__name__}: {position} picks {step.option!r}"
     visible = [f.name for f in option.fields]
     known = {*visible, *(f.name for f in option.hidden)}  # a forged hidden value is allowed
     unknown = [name for name in step.args if name not in known]
     if unknown:
+        takes = f"{option.name!r} takes: {_takes(option)}."
         name = unknown[0]
         close = closest(name, visible, cutoff=0.6)
         hint = "" if close is None else f" (did you mean {close!r}?)"
@@ -203,8 +259,9 @@ def _check_arguments(head: str, step: Pick, option: Any, menu: Any, call: FakeCa
             f"{takes}\n{fix}"
         )
     try:
-        decision.parse_args(step.text, menu, context=_EveryKey(), max_retries=0)
+        decision.parse_args(text, menu, context=_EveryKey(), max_retries=0)
     except DecisionError as error:
+        takes = f"{option.name!r} takes: {_takes(option)}."
         if error.kind == "missing_required":
             missing = [f.name for f in option.fields if f.required and f.name not in step.args]
             if missing:
@@ -332,7 +389,7 @@ class ScriptedRuntime(FakeRuntime):
         if exhausted:
             raise ScriptExhausted(self._exhausted_message(call))
         step = self.steps[index]
-        if callable(step) and not isinstance(step, ModelReply | Pick | ToolCallStep | ErrorStep):
+        if callable(step) and not isinstance(step, _STEP_TYPES):
             built = step(call)
             if inspect.isawaitable(built):
                 built = await built

@@ -398,6 +398,39 @@ def test_agrees_with_a_naive_reading_on_every_path(misses: int, window: int, tex
         assert extract_action(text) == _naive_extract(text)
 
 
+fenced_replies = st.builds(
+    lambda before, pick, after: before + "```json\n" + pick + "\n```" + after,
+    st.lists(st.sampled_from([*PIECES, "```", "```json\n", "\n"]), max_size=30).map("".join),
+    st.sampled_from(PIECES[-8:-1]) | picks.map(json.dumps),
+    st.lists(st.sampled_from([*PIECES, "\n", "```"]), max_size=4).map("".join),
+)
+
+
+@settings(deadline=None, max_examples=400)
+@given(fenced_replies)
+def test_a_fenced_last_block_is_read_as_the_whole_reply_is(text: str) -> None:
+    """The shortcut for a reply whose pick is its last fenced block (it reads only that block
+    and what follows it) answers what reading every group of the reply answers."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_extract, "_SHORTCUT_FROM", 0)  # every reply tries the shortcut
+        assert extract_action(text) == _naive_extract(text)
+
+
+def test_the_fenced_shortcut_leaves_the_reply_to_the_full_reading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_extract, "_SHORTCUT_FROM", 0)
+    quoted = "".join(f'Record {n}: {{"id": {n}, "items": [{{"sku": {n}}}]}}\n' for n in range(50))
+    assert extract_action(f"{quoted}```json\n{PICK_TEXT}\n```\n") == PICK
+    # A pick after the block, bare or spelt with escapes, still wins.
+    assert extract_action(f'```json\n{PICK_TEXT}\n```\nno: {{"call": "b"}}') == {"call": "b"}
+    escaped = '{"\\u0063all": "c"}'
+    assert extract_action(f"```json\n{PICK_TEXT}\n```\n{escaped}") == {"call": "c"}
+    # A block that is no pick leaves an earlier pick standing.
+    assert extract_action(f'{PICK_TEXT}\n```json\n{{"result": 1}}\n```') == PICK
+    assert extract_action(f'{PICK_TEXT}\n```json\n{{"call": NaN}}\n```') == PICK
+
+
 # --- the naive reading: the same rules, quadratic and obvious -------------------------------------
 
 

@@ -157,6 +157,10 @@ def test_the_names_tools_build_on_are_public_and_documented() -> None:
 
 
 LATE_IMPORTS = {
+    ("fake_runtimes", "fake_runtimes"): "start-up of a scripted test: the question fakes (and "
+    "the question side's models, providers and httpx) load with the first one asked for",
+    ("fake_runtimes", "fake_runtimes._providers"): "start-up of a scripted test: the fake "
+    "decision provider (and the question side) loads with its first use",
     ("pytest_opdecide.plugin", "fake_runtimes"): "start-up: pytest loads the plugin in every "
     "run; the fakes (and pydantic, hypothesis...) load with the first test that uses them",
     (

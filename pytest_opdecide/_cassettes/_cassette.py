@@ -17,6 +17,9 @@ own:
   answered straight from the loaded cassette through an httpx transport, streams event by event;
   every other HTTP client is replayed and recorded by vcrpy, configured through its documented
   extension points (:mod:`._vcr`).
+* **Beside other HTTP mocks** (:mod:`._recording_transport`). While recording, this package's
+  own clients reach the server past pytest-httpx or respx and are recorded here, in order with
+  what vcrpy records; vcrpy records and replays nothing another mock answers.
 * **Atomic** (:mod:`._file`). A cassette is written whole (temporary file, then
   rename) or not at all: a test that fails while recording writes nothing, and a corrupt file is
   reported with how to fix it.
@@ -45,6 +48,7 @@ from pytest_opdecide._cassettes._file import (
 )
 from pytest_opdecide._cassettes._log_filters import credentials_kept_out_of_logs
 from pytest_opdecide._cassettes._matching import CassetteMismatch
+from pytest_opdecide._cassettes._recording_transport import RecordingTransport
 from pytest_opdecide._cassettes._replay_transport import CassetteTransport
 from pytest_opdecide._cassettes._scrub import (
     DEFAULT_BODY_FIELDS,
@@ -163,12 +167,11 @@ def use_cassette(
     machine = VcrCassette(tape, record)
     try:
         with credentials_kept_out_of_logs(), machine.open(where):
-            # Only replaying: this package's clients are answered here, the fast way.
+            # This package's clients are answered here (the fast way) when only replaying, and
+            # recorded here otherwise: past other mocks, in vcrpy's order.
             machine.replaying_here = machine.protected
-            with (
-                replaying(CassetteTransport(tape))
-                if machine.replaying_here
-                else contextlib.nullcontext()
+            with replaying(
+                CassetteTransport(tape) if machine.replaying_here else RecordingTransport(machine)
             ):
                 yield tape  # an exception here leaves without saving anything
             if passed is not None and not passed():

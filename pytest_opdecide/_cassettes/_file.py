@@ -118,10 +118,12 @@ def write_cassette(
         if scrub_hook is not None:
             request, response = _run_user_scrub(request, response, scrub_hook)
         stored.append({"request": request, "response": response})
-    text = ReadableYaml.serialize({"interactions": stored, "version": 1})
+    data = {"interactions": stored, "version": 1}
+    # Our own copies, unless a hook may have handed back objects of its own.
+    text = (ReadableYaml.serialize if scrub_hook else ReadableYaml.serialize_owned)(data)
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
-        ReadableYaml.deserialize(scrubbed)
+        ReadableYaml.check(scrubbed)
     except Exception as exc:
         if scrubbed != text:
             # Only the kind of error: its text may quote the file around the secret.

@@ -101,6 +101,18 @@ def _compiled(pairs: tuple[tuple[str, str], ...]) -> re.Pattern[str] | None:
     return None if forms is None else re.compile(_START + "(?:" + forms + ")" + _END)
 
 
+_HEAD = 3
+"""How many first characters of each form :func:`_heads` keeps."""
+
+
+@functools.lru_cache(maxsize=64)
+def _heads(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The distinct first characters of every form of every known path: a text holding none
+    of them holds no path, and searching it for these few (at C speed) is cheaper than running
+    the pattern over it (a long prompt with no path in it is the common case)."""
+    return tuple(sorted({form[:_HEAD] for _, path in pairs for form in _forms(path)}))
+
+
 @functools.lru_cache(maxsize=64)
 def _lookup(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
     """Each form of each known path -> its placeholder (the first name of a path wins)."""
@@ -210,7 +222,7 @@ class MachinePaths:
         if self.generic and "python" in text:
             text = _PYTHON_LIB.sub("<PYTHON-LIB>", text)
         pattern = _compiled(self._pairs)
-        if pattern is None:
+        if pattern is None or not any(head in text for head in _heads(self._pairs)):
             return text
         lookup = _lookup(self._pairs)
         return pattern.sub(lambda found: lookup[found.group()], text)

@@ -538,7 +538,12 @@ class Scrubber:
         if scrubbed is parsed:
             return body
         out = json.dumps(scrubbed, ensure_ascii=False)
-        return out.encode() if isinstance(body, bytes) else out
+        try:
+            encoded = out.encode()
+        except UnicodeEncodeError:  # a lone surrogate the body escaped: kept escaped
+            out = json.dumps(scrubbed)
+            encoded = out.encode()
+        return encoded if isinstance(body, bytes) else out
 
     def _remember_undecoded(self, body: Any) -> None:
         if not isinstance(body, bytes):
@@ -626,7 +631,15 @@ def _rewrite_texts(
 
 def _stream_paths(text: str, paths: MachinePaths) -> str:
     """An event stream's text with every machine path replaced, event by event (a path is
-    no secret: one cut across two events is left as it came)."""
+    no secret: one cut across two events is left as it came).
+
+    A stream without a backslash whose text holds no path is left as it is, unread: each
+    string of its events is then the very characters between its quotes, and a quote is no
+    character that a path begins or ends next to, so a path in any string would be a path in
+    the text. (Text data right after ``data:`` begins a string where the text has a colon
+    before it, which the generic folders' rule treats otherwise: such a stream is read.)"""
+    if "\\" not in text and "data:/" not in text and paths.text(text) == text:
+        return text
     events = parse_events(text)
     if events is None:
         return paths.text(text)
@@ -688,6 +701,11 @@ def _rewrite_body(
         return data(body) if isinstance(body, bytes) else body
     if "event-stream" in header(headers or {}, "content-type"):
         out = stream(original)
+    elif "\\" not in original and text(original) == original:
+        # Without a backslash, each string of a JSON body (keys too) is the very characters
+        # between its quotes, and what ``text`` replaces never takes in a quote: a match in a
+        # string would be a match in the body's text. Nothing to replace, nothing to parse.
+        return body
     else:
         parsed = _json_document(original)
         if parsed is None:

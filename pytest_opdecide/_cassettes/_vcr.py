@@ -15,7 +15,16 @@ send. This module configures it for one cassette:
   :class:`~._matching.CassetteMismatch` and its diff, before vcrpy raises its own
   error;
 * record modes, ``decode_compressed_response`` and ``record_on_exception``, as documented, and
-  ``skip_patchers`` for libraries that are not installed, where vcrpy has it.
+  ``skip_patchers`` for libraries that are not installed, where vcrpy has it;
+* room for other HTTP mocks: vcrpy leaves httpx alone when another mock (pytest-httpx) has
+  replaced httpx's transports as the cassette opens (vcrpy would otherwise answer above it, or
+  send past it), and the request hook hands vcrpy nothing to record or replay while another
+  mock (respx) has replaced httpcore's senders: what a mock answers stays the mock's, at record
+  and at replay.
+
+This package's own clients are recorded by the cassette layer itself (:meth:`VcrCassette.
+record_own`, from :mod:`._recording_transport`), in vcrpy's cassette and so in order with what
+vcrpy records of other clients.
 
 Nothing of vcrpy is patched, subclassed or read through a private name: what it replayed is
 read from the cassette's ``play_counts``, the requests it holds from ``requests``.
@@ -41,6 +50,8 @@ from pytest_opdecide._cassettes._file import read_interactions
 from pytest_opdecide._cassettes._matching import CassetteMismatch, RequestKey, request_key
 from pytest_opdecide._cassettes._tape import Interaction, Tape
 from pytest_opdecide._cassettes._yaml_format import ReadableYaml
+from pytest_opdecide._http._network import httpx_replaced_by
+from pytest_opdecide._http._real_methods import core_replaced_by
 
 __all__ = ["VcrCassette", "absent_patchers"]
 
@@ -179,6 +190,10 @@ class VcrCassette:
         self._handed_over = False
         self._handing_over: int | None = None  # the thread handing over
         self._hand_over_lock = threading.Lock()
+        self._own = threading.local()  # set while this package's own exchange is handed over
+        self.httpx_left_to: str | None = None
+        """The module of the mock that had replaced httpx's transports as the cassette opened
+        (vcrpy then leaves httpx alone), or ``None``."""
 
     @property
     def protected(self) -> bool:
@@ -216,6 +231,10 @@ class VcrCassette:
     def check_request(self, request: Any) -> Any:
         """vcrpy's ``before_record_request``: refuse what a replay-only cassette lacks, and
         give vcrpy the recorded interactions when it first needs them."""
+        if getattr(self._own, "active", False):
+            return request
+        if core_replaced_by() is not None:
+            return None  # respx answers it: neither recorded nor replayed, at both times
         if (
             self.cassette is None
             or not self.protected
@@ -239,6 +258,32 @@ class VcrCassette:
                     self._handed_over = True
         return request
 
+    @contextlib.contextmanager
+    def _handing_own(self) -> Iterator[None]:
+        self._own.active = True
+        try:
+            yield
+        finally:
+            self._own.active = False
+
+    def play_own(self, method: str, uri: str, body: bytes, headers: Any) -> dict[str, Any] | None:
+        """The recorded response vcrpy would replay for one of this package's requests
+        (``new_episodes`` replays what it has), as vcrpy holds it, or ``None``."""
+        request = Request(method, uri, body, headers)
+        with self._handing_own():
+            if not self.cassette.can_play_response_for(request):
+                return None
+            played: dict[str, Any] = self.cassette.play_response(request)
+            return played
+
+    def record_own(
+        self, method: str, uri: str, body: bytes, headers: Any, response: dict[str, Any]
+    ) -> None:
+        """Put one of this package's exchanges in vcrpy's cassette, as vcrpy records one (its
+        hooks apply: compressed bodies decoded), after what was recorded before it."""
+        with self._handing_own():
+            self.cassette.append(Request(method, uri, body, headers), response)
+
     def _played_by_vcrpy(self, index: int) -> bool:
         return bool(self.cassette.play_counts[index] > 0)
 
@@ -258,8 +303,12 @@ class VcrCassette:
             "record_on_exception": False,
             "before_record_request": self.check_request,
         }
+        self.httpx_left_to = httpx_replaced_by()
         if "skip_patchers" in _vcr_options():
-            options["skip_patchers"] = absent_patchers()
+            skipped = absent_patchers()
+            if self.httpx_left_to is not None:
+                skipped = (*skipped, "httpx")
+            options["skip_patchers"] = skipped
         machine = vcr.VCR(serializer="opdecide", **options)
         machine.register_serializer("opdecide", ReadableYaml)
         machine.register_matcher("opdecide", self.matches)

@@ -18,7 +18,9 @@ Reading checks the whole file before anything replays it: :func:`load_yaml` (of
 from __future__ import annotations
 
 import copy
+import io
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,13 +48,38 @@ _SafeDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 prompt); both accept the same styles, and their texts read back as the same data."""
 
 
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+
+
 class _Dumper(_SafeDumper):  # type: ignore[misc]
-    pass
+    """The cassette dumper: PyYAML's safe representer, with text that has line breaks as
+    literal blocks, and each distinct scalar's implicit tag worked out once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._resolved: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        # The emitter asks this twice for every scalar it writes (a few regular expressions
+        # each, in Python); an answer depends only on the text, and a cassette repeats its
+        # texts (field names, a stream's ids): asked once per distinct text.
+        if kind is not yaml.ScalarNode:
+            return str(super().resolve(kind, value, implicit))
+        key = (value, implicit)
+        tag = self._resolved.get(key)
+        if tag is None:
+            tag = self._resolved[key] = str(super().resolve(kind, value, implicit))
+        return tag
 
 
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    return dumper.represent_scalar(_STR, value, style=style)
 
 
 _Dumper.add_representer(str, _str_representer)
@@ -65,13 +92,65 @@ class _UnsharedDumper(_Dumper):
         return True
 
 
+def _nodes(dumper: Any, data: Any, *, shared: bool) -> yaml.Node:
+    """The YAML node tree of ``data``, as PyYAML's safe representer builds it for
+    :class:`_Dumper` (the same tags, styles and order; a dict or list the data holds twice is
+    one node, which the serializer anchors, unless not ``shared``), built without the
+    representer's bookkeeping for every node: for the plain data a cassette holds, it is most
+    of the time spent writing one. Any other value (floats, bytes) goes to the representer."""
+    seen: dict[int, yaml.Node] = {}
+    scalar, mapping, sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+
+    def node(value: Any) -> yaml.Node:
+        kind = type(value)
+        if kind is str:
+            return scalar(_STR, value, style="|" if "\n" in value else None)
+        if kind is dict or kind is list:
+            made = seen.get(id(value)) if shared else None
+            if made is not None:
+                return made
+            if kind is dict:
+                made = mapping(_MAP, [], flow_style=False)
+            else:
+                made = sequence(_SEQ, [], flow_style=False)
+            if shared:
+                seen[id(value)] = made
+            if kind is dict:
+                made.value.extend((node(key), node(item)) for key, item in value.items())
+            else:
+                made.value.extend(node(item) for item in value)
+            return made
+        if kind is int:
+            return scalar(_INT, str(value))
+        if kind is bool:
+            return scalar(_BOOL, "true" if value else "false")
+        if value is None:
+            return scalar(_NULL, "null")
+        return dumper.represent_data(value)  # type: ignore[no-any-return]
+
+    return node(data)
+
+
 def dump_yaml(data: Any, *, sort_keys: bool = False) -> str:
     """``data`` as cassette YAML: text with line breaks as literal blocks, unicode as is."""
     return _dumped(data, _Dumper, sort_keys)
 
 
 def _dumped(data: Any, dumper: Any, sort_keys: bool) -> str:
-    text = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=sort_keys, width=100)
+    if sort_keys:  # diffs of bodies only: small
+        text = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=True, width=100)
+    else:
+        stream = io.StringIO()
+        writer = dumper(
+            stream, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False
+        )
+        try:
+            writer.open()
+            writer.serialize(_nodes(writer, data, shared=not writer.ignore_aliases({})))
+            writer.close()
+        finally:
+            writer.dispose()
+        text = stream.getvalue()
     # libyaml closes a mapping that ends in a block of kept line breaks (``|+``) with a
     # document end marker, which the pure-Python emitter leaves out: the same document.
     if isinstance(data, dict | list) and text.endswith("\n...\n"):
@@ -101,6 +180,23 @@ def body_text(body: Any) -> str | None:
     return str(body)
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""The JSON escape of a UTF-16 surrogate (``\\ud83d``): a pair of them is one character, one
+alone is text that no UTF-8 file can hold."""
+
+
+def _holds_lone_surrogates(text: str, data: Any) -> bool:
+    """Whether JSON ``data`` parsed from ``text`` holds a lone surrogate (a half of a UTF-16
+    pair, escaped in the text): YAML data cannot carry it, the text as it came can."""
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return False
+    try:
+        _compact_json(data).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def parse_events(text: str) -> list[Any] | None:
     """A server-sent event stream's events: ``{"data": ...}`` for a one-line ``data:`` event
     (objects and arrays parsed), ``{"raw": text}`` for any other; ``None`` when the text is not
@@ -123,6 +219,8 @@ def parse_events(text: str) -> list[Any] | None:
                 parsed = None
             # Only objects and arrays are stored structured: a string stays the text it was
             # ("[DONE]"), so that replay sends exactly what the server sent.
+            if isinstance(parsed, dict | list) and _holds_lone_surrogates(data, parsed):
+                parsed = None  # stored as the text it came as
             events.append({"data": parsed if isinstance(parsed, dict | list) else data})
         else:
             events.append({"raw": block})
@@ -155,9 +253,12 @@ def readable_body(body: Any, headers: Mapping[str, Any]) -> Any:
             return {"events": events}
     if text[:1] in "{[":
         try:
-            return {"json": json.loads(text)}
+            data = json.loads(text)
         except ValueError:
             pass
+        else:
+            if not _holds_lone_surrogates(text, data):
+                return {"json": data}
     return text
 
 
@@ -246,7 +347,13 @@ class ReadableYaml:
         """The cassette's text. Parts that requests repeat are written once (see
         :func:`_share_repeats`), unless that would make the text expand, as it is read, past the
         loader's bound: then every part is written out."""
-        out = {key: copy.deepcopy(value) for key, value in data.items() if key != "version"}
+        return ReadableYaml.serialize_owned({key: copy.deepcopy(v) for key, v in data.items()})
+
+    @staticmethod
+    def serialize_owned(data: dict[str, Any]) -> str:
+        """:meth:`serialize` for data the caller owns and will not use again: it is changed as
+        it is written, not copied first (recording writes its own copies)."""
+        out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
         for interaction in out.get("interactions", []):
             req, resp = interaction["request"], interaction["response"]
@@ -267,6 +374,24 @@ class ReadableYaml:
                     holder[key] = value
                 text = _dumped(out, _UnsharedDumper, False)
         return text
+
+    @staticmethod
+    def check(text: str) -> None:
+        """Refuse ``text`` when :meth:`deserialize` would, without building replay's data
+        (bodies turned back into the text sent) unless a response names a
+        ``Content-Encoding``, whose body must be checked as replay reads it.
+
+        Raises:
+            Refused: As :meth:`deserialize`.
+            yaml.YAMLError: The text is not YAML.
+        """
+        data: dict[str, Any] = load_yaml(text)
+        check_layout(data, text)
+        for interaction in data["interactions"]:
+            headers = interaction["response"].get("headers") or {}
+            if any(name.lower() == "content-encoding" for name in headers):
+                ReadableYaml.deserialize(text)
+                return
 
     @staticmethod
     def deserialize(text: str) -> dict[str, Any]:

@@ -11,10 +11,17 @@ that hooks the ways out:
 - the real transports of both HTTP stacks, ``httpx`` and ``httpx2`` (``HTTPTransport`` and
   ``AsyncHTTPTransport``), so that a request is seen with its URL before its host name is even
   looked up; a transport that never leaves the process (``MockTransport``) is never involved;
-- ``socket.getaddrinfo``, only while a checker asks for name lookups.
+- ``socket.getaddrinfo``, only while a checker asks for name lookups or a refusal is held.
 
 A checker is called with an :class:`Attempt` and refuses it by raising; the most recently
 registered checker is asked first. With no checker registered nothing is hooked at all.
+
+A request through httpx's transport while another mock has replaced httpcore's senders (respx,
+see :mod:`._real_methods`) may never reach the network: that mock answers it below the
+transport. Its refusal is then *held*: the request goes on, and the refusal is raised at its
+first name lookup or connection, with the request's URL; a request the mock answers is left
+alone. (A connection kept alive from before is not seen again: the mock's pass-through routes
+can reuse one.)
 
 The hooks are put back as each test starts (:func:`refresh`): other tools patch
 ``socket.connect`` too and may restore what *they* saw, and an HTTP stack imported after the
@@ -33,14 +40,18 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal
 
+from pytest_opdecide._http._real_methods import core_replaced_by, own_code, replaced_by
+
 __all__ = [
     "HTTP_STACKS",
     "Attempt",
     "Checker",
+    "httpx_replaced_by",
     "in_model_call",
     "model_call",
     "refresh",
     "register",
+    "unhooked",
     "unregister",
 ]
 
@@ -150,6 +161,82 @@ def _check_lookup(attempt: Attempt) -> None:
         checker(attempt)
 
 
+def unhooked(owner: Any, name: str) -> Any:
+    """``owner.name`` as it is beneath this module's hook (as it is, when not hooked)."""
+    with _lock:
+        current = getattr(owner, name)
+        if getattr(current, _MARK, False):
+            return _originals.get((owner, name), current)
+        return current
+
+
+def httpx_replaced_by() -> str | None:
+    """The module whose function replaces httpx's real transports' sending methods now
+    (``pytest_httpx`` while its ``httpx_mock`` fixture is set up), or ``None``."""
+    stack = sys.modules.get("httpx")
+    if stack is None:
+        return None
+    for owner, name in (
+        (stack.HTTPTransport, "handle_request"),
+        (stack.AsyncHTTPTransport, "handle_async_request"),
+    ):
+        function = unhooked(owner, name)
+        if not own_code(function, stack):
+            return replaced_by(function)
+    return None
+
+
+# --- refusals held until a request reaches the network -----------------------------------------
+
+_held: ContextVar[BaseException | None] = ContextVar("opdecide_held_refusal", default=None)
+_held_hosts: dict[str, list[BaseException]] = {}
+"""Held refusals by host name: asyncio looks names up in a worker thread, outside the context."""
+
+
+@contextlib.contextmanager
+def _held_until_sent(attempt: Attempt) -> Iterator[None]:
+    """Check ``attempt``; a refusal is held for the request's lookups and connections."""
+    refusal: Exception | None = None
+    try:
+        _check(attempt)
+    except Exception as error:  # held, not raised: the request may never reach the network
+        refusal = error
+    if refusal is None:
+        yield
+        return
+    host = attempt.host.lower()
+    token = _held.set(refusal)
+    with _lock:
+        _held_hosts.setdefault(host, []).append(refusal)
+        _hook_lookups()  # hooked while a refusal is held
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        with _lock:
+            held = _held_hosts.get(host, [])
+            if refusal in held:
+                held.remove(refusal)
+            if not held:
+                _held_hosts.pop(host, None)
+            _hook_lookups()
+
+
+def _raise_held(host: str | None = None) -> None:
+    refusal = _held.get()
+    if refusal is None and host is not None:
+        with _lock:
+            held = _held_hosts.get(host.lower())
+            refusal = held[-1] if held else None
+    if refusal is not None:
+        raise refusal
+
+
+def _below_a_mock(stack: ModuleType) -> bool:
+    """Whether another mock may answer requests below ``stack``'s transport (respx)."""
+    return stack.__name__ == "httpx" and core_replaced_by() is not None
+
+
 # --- the hooks ---------------------------------------------------------------------------------
 
 
@@ -163,6 +250,7 @@ def _address(address: Any) -> tuple[str, int | None]:
 def _connect_hook(original: Any) -> Any:
     def connect(sock: socket.socket, address: Any) -> Any:
         if sock.family in (socket.AF_INET, socket.AF_INET6):
+            _raise_held()
             host, port = _address(address)
             shown = f"{host}:{port}" if isinstance(address, tuple) and len(address) > 1 else host
             _check(Attempt("connect", host, port, f"connect {shown}", in_model_call()))
@@ -174,6 +262,7 @@ def _connect_hook(original: Any) -> Any:
 def _getaddrinfo_hook(original: Any) -> Any:
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
         name = host.decode() if isinstance(host, bytes) else str(host)
+        _raise_held(name)
         port = args[0] if args else kwargs.get("port")
         number = port if isinstance(port, int) else None
         _check_lookup(Attempt("resolve", name, number, f"resolve {name}", in_model_call()))
@@ -199,7 +288,11 @@ def _request_attempt(stack: ModuleType, request: Any) -> Attempt:
 def _sync_send_hook(stack: ModuleType) -> Callable[[Any], Any]:
     def make(original: Any) -> Any:
         def handle_request(transport: Any, request: Any) -> Any:
-            _check(_request_attempt(stack, request))
+            attempt = _request_attempt(stack, request)
+            if _below_a_mock(stack):
+                with _held_until_sent(attempt):
+                    return original(transport, request)
+            _check(attempt)
             return original(transport, request)
 
         return handle_request
@@ -210,7 +303,11 @@ def _sync_send_hook(stack: ModuleType) -> Callable[[Any], Any]:
 def _async_send_hook(stack: ModuleType) -> Callable[[Any], Any]:
     def make(original: Any) -> Any:
         async def handle_async_request(transport: Any, request: Any) -> Any:
-            _check(_request_attempt(stack, request))
+            attempt = _request_attempt(stack, request)
+            if _below_a_mock(stack):
+                with _held_until_sent(attempt):
+                    return await original(transport, request)
+            _check(attempt)
             return await original(transport, request)
 
         return handle_async_request
@@ -226,7 +323,7 @@ def _wanted() -> list[tuple[Any, str, Callable[[Any], Any]]]:
         (socket.socket, "connect", _connect_hook),
         (socket.socket, "connect_ex", _connect_hook),
     ]
-    if any(lookups for _, lookups in _checkers):
+    if _held_hosts or any(lookups for _, lookups in _checkers):
         wanted.append((socket, "getaddrinfo", _getaddrinfo_hook))
     for name in HTTP_STACKS:
         stack = sys.modules.get(name)
@@ -243,6 +340,21 @@ def _wanted() -> list[tuple[Any, str, Callable[[Any], Any]]]:
             if owner is not None:
                 wanted.append((owner, method, make))
     return wanted
+
+
+def _hook_lookups() -> None:
+    """Hook or unhook name lookups alone, as held refusals and checkers want them (called with
+    the lock held, mid-request: the other hooks are left as they are)."""
+    key = (socket, "getaddrinfo")
+    if _held_hosts or any(lookups for _, lookups in _checkers):
+        current = socket.getaddrinfo
+        if not getattr(current, _MARK, False):
+            _originals[key] = current
+            hooked = _getaddrinfo_hook(current)
+            setattr(hooked, _MARK, True)
+            socket.getaddrinfo = hooked
+    elif key in _originals:
+        socket.getaddrinfo = _originals.pop(key)
 
 
 def _hook() -> None:

@@ -73,9 +73,12 @@ class UnsupportedType(TypeError):
     """An annotation the model cannot fill with JSON that pydantic validates."""
 
 
+_MENU_JSON = json.JSONEncoder(ensure_ascii=False)  # one encoder: json.dumps builds one per call
+
+
 def json_dumps(value: Any) -> str:
     """JSON as rendered in menus: ``", "`` and ``": "`` separators, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False)
+    return _MENU_JSON.encode(value)
 
 
 @dataclass(frozen=True)

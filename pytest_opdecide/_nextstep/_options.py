@@ -1,9 +1,10 @@
 """Options: the dict and list forms normalised into one menu, and the menu rendered as text.
 
 Each entry is read once, by ``_option_forms``, into the form it is written in and its parts;
-from that reading this module builds the entry's :class:`Option` (its sections *functions* and
-*schemas*: a function's signature and a schema notation turned into fields and a validator), and
-the menu cache its snapshot of the entry (*the menu cache*). *Rendering* writes the menu text.
+from that reading this module builds the entry's :class:`Option` (a function's shape comes from
+``_function_shapes``; the section *schemas* turns a schema notation into fields and a
+validator), and the menu cache its snapshot of the entry (*the menu cache*). *Rendering* writes
+the menu text.
 
 Normalising is on the hot path of every decision, so what does not change between calls is
 cached, always by what it is made of, never by object identity: a function's introspected
@@ -16,41 +17,33 @@ one never is).
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import inspect
 import json
-import operator
-import re
-import typing
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from pydantic.fields import FieldInfo as _FieldInfo
-
 from pytest_opdecide._nextstep._annotations import (
     META_KEYS,
-    FromContext,
-    Param,
     annotation_label,
-    bounded,
     object_from_notation,
-    spec_from_annotation,
 )
 from pytest_opdecide._nextstep._field_types import (
-    ChoiceSpec,
     FieldSpec,
-    TypeSpec,
-    UnknownSpec,
     UnsupportedType,
     call_example,
     shown_choice,
 )
+from pytest_opdecide._nextstep._function_shapes import (
+    RUNTIME_PARAMETER_NAMES,
+    _function_shape,
+    _FunctionType,
+    _UnsupportedParameter,
+    clear_shape_caches,
+    known_shape,
+)
 from pytest_opdecide._nextstep._option_forms import (
     FORMS,
-    Form,
     OptionKind,
     Reading,
     Role,
@@ -60,9 +53,6 @@ from pytest_opdecide._nextstep._response_schema import menu_schema
 from pytest_opdecide._nextstep._validation import ArgsValidator
 
 __all__ = ["RUNTIME_PARAMETER_NAMES", "Menu", "Option", "normalize_options", "render_menu"]
-
-RUNTIME_PARAMETER_NAMES = frozenset({"runtime", "exec_runtime", "review_runtime"})
-"""Parameters with these names receive the active runtime and are hidden from the model."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -125,324 +115,6 @@ class Menu:
         if not built:
             built.append(json.dumps(menu_schema(self.options), ensure_ascii=False))
         return json.loads(built[0])  # type: ignore[no-any-return]
-
-
-# --- functions ---------------------------------------------------------------------------------
-
-_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
-_ARG_LINE = re.compile(r"^(\s*)(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
-
-
-def _first_paragraph(doc: str | None) -> str:
-    if not doc:
-        return ""
-    cleaned = inspect.cleandoc(doc).strip()
-    para = cleaned.split("\n\n", 1)[0]
-    return " ".join(line.strip() for line in para.splitlines() if line.strip())
-
-
-def _doc_arg_descriptions(doc: str | None) -> dict[str, str]:
-    """Parameter descriptions from a Google-style ``Args:`` section."""
-    if not doc:
-        return {}
-    out: dict[str, str] = {}
-    lines = inspect.cleandoc(doc).splitlines()
-    inside = False
-    indent: int | None = None
-    current: str | None = None
-    for line in lines:
-        if _ARGS_HEADER.match(line):
-            inside, indent, current = True, None, None
-            continue
-        if not inside:
-            continue
-        if not line.strip():
-            continue
-        width = len(line) - len(line.lstrip())
-        if width == 0:
-            inside = False
-            continue
-        match = _ARG_LINE.match(line)
-        if match and (indent is None or width == indent):
-            indent = width
-            current = match.group(2).lstrip("*")
-            out[current] = match.group(4).strip()
-        elif current is not None and indent is not None and width > indent:
-            out[current] = f"{out[current]} {line.strip()}".strip()
-    return out
-
-
-def _is_runtime_annotation(hint: Any) -> bool:
-    base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
-    candidates = typing.get_args(base) or (base,)
-    return any(getattr(c, "__opdecide_runtime__", False) for c in candidates if isinstance(c, type))
-
-
-def _resolve_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, Any]:
-    """Annotations resolved with ``get_type_hints``; unresolvable ones stay strings, one by one."""
-    target = inspect.unwrap(fn)
-    try:
-        return typing.get_type_hints(target, include_extras=True)
-    except Exception:
-        pass
-    hints: dict[str, Any] = {}
-    globalns = getattr(target, "__globals__", {})
-    for name, param in sig.parameters.items():
-        ann = param.annotation
-        if isinstance(ann, str):
-            try:
-                ann = eval(ann, dict(globalns))
-            except Exception:
-                if "FromContext" in ann or "Runtime" in ann:
-                    # Guessing would hand a hidden parameter to the model: refuse instead.
-                    raise TypeError(
-                        f"Cannot resolve the annotation {ann!r} of parameter {name!r} of "
-                        f"{getattr(target, '__qualname__', target)!r}: import the names it uses "
-                        "at module level, so that hidden parameters stay hidden"
-                    ) from None
-                hints[name] = ann
-                continue
-        hints[name] = ann
-    return hints
-
-
-@dataclass(frozen=True, slots=True)
-class _FunctionShape:
-    fields: tuple[FieldSpec, ...]
-    hidden: tuple[FieldSpec, ...]
-    description: str
-    positional: tuple[str, ...]
-    validator: ArgsValidator | None
-    version: tuple[Any, ...]
-
-
-class _UnsupportedParameter(TypeError):
-    def __init__(self, parameter: str, annotation: Any, reason: str) -> None:
-        super().__init__(parameter, annotation, reason)
-        self.parameter = parameter
-        self.annotation = annotation
-        self.reason = reason
-
-
-_VERSION = operator.attrgetter("__defaults__", "__kwdefaults__", "__doc__")
-"""What a function's menu entry depends on besides its identity, and that can be changed on the
-same function object: its defaults and its docstring."""
-
-
-def _version(fn: Any) -> tuple[Any, ...]:
-    if inspect.isfunction(fn) or inspect.ismethod(fn):
-        return _VERSION(fn)
-    return ()
-
-
-_function_cache: weakref.WeakKeyDictionary[Any, _FunctionShape] = weakref.WeakKeyDictionary()
-_method_cache: weakref.WeakKeyDictionary[Any, _FunctionShape] = weakref.WeakKeyDictionary()
-_unweakable_cache: dict[Any, _FunctionShape] = {}
-_UNWEAKABLE_MAX = 4096
-
-
-# --- shapes by what determines them ---------------------------------------------------------
-# A function defined inside the method that makes the decision is a new object on every call,
-# but every such closure shares its ``__code__``; what else its shape is made of can be read off
-# the function object: its defaults, its annotations, its docstring and its globals (where string
-# annotations are resolved). Shapes are also kept by code, each with a copy of those parts,
-# compared exactly (see :func:`_same`), so a fresh closure costs a few comparisons, not a new
-# signature, type resolution and pydantic validator.
-
-_FunctionType = type(_first_paragraph)
-_code_cache: dict[Any, list[tuple[tuple[Any, ...], _FunctionShape]]] = {}
-_CODE_CACHE_MAX = 1024
-_SHAPES_PER_CODE = 4
-_EXACT_LEAVES = (str, int, float, bool, bytes, type(None), complex)
-
-
-def _same(a: Any, b: Any, depth: int = 0) -> bool:
-    """Whether ``a`` and ``b`` make the same shape: the same object, or equal values of the very
-    same types all the way down (``1``, ``1.0`` and ``True`` are equal but render apart)."""
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is not type(b) or depth > 32:
-        return False
-    if kind in _EXACT_LEAVES:
-        return bool(a == b)
-    if kind is tuple or kind is list:
-        if len(a) != len(b):
-            return False
-        if all(map(operator.is_, a, b)):  # the usual case, in C
-            return True
-        return all(_same(x, y, depth + 1) for x, y in zip(a, b, strict=False))
-    if kind is dict:
-        if list(a) != list(b):
-            return False
-        if all(map(operator.is_, a.values(), b.values())):
-            return True
-        return all(_same(a[k], b[k], depth + 1) for k in a)
-    args = getattr(a, "__args__", None)
-    if isinstance(args, tuple):  # a typing construct: list[str], X | None, Literal[...]
-        return (
-            _same(getattr(a, "__origin__", None), getattr(b, "__origin__", None), depth + 1)
-            and _same(args, getattr(b, "__args__", None), depth + 1)
-            and _same(getattr(a, "__metadata__", None), getattr(b, "__metadata__", None), depth + 1)
-        )
-    if dataclasses.is_dataclass(a):  # Param, FromContext
-        return all(
-            _same(getattr(a, f.name), getattr(b, f.name), depth + 1) for f in dataclasses.fields(a)
-        )
-    return False  # any other object: only itself
-
-
-def _shape_by_code(fn: Any) -> _FunctionShape:
-    code = fn.__code__
-    parts = (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
-    shapes = _code_cache.get(code)
-    if shapes is not None:
-        for kept, shape in shapes:
-            if kept[0] is fn.__globals__ and _same(kept[1:], parts):
-                return shape
-    shape = _introspect(fn)
-    if shapes is None:
-        if len(_code_cache) >= _CODE_CACHE_MAX:
-            _code_cache.pop(next(iter(_code_cache)))
-        shapes = _code_cache[code] = []
-    # A copy of the annotations: the function's own dict can be changed in place.
-    kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
-    shapes.insert(0, (kept, shape))
-    del shapes[_SHAPES_PER_CODE:]
-    return shape
-
-
-def _by_code(fn: Any) -> bool:
-    """Whether ``fn``'s shape is made of its code, defaults, annotations and doc alone: a plain
-    function, not wrapped and without a signature of its own."""
-    return (
-        type(fn) is _FunctionType
-        and "__wrapped__" not in fn.__dict__
-        and "__signature__" not in fn.__dict__
-    )
-
-
-def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
-    if _by_code(fn):
-        cached = _function_cache.get(fn)  # the same function again: found by identity
-        if cached is not None and cached.version == _VERSION(fn):
-            return cached
-        shape = _shape_by_code(fn)
-        if fn.__closure__ is None:  # a closure is new on every call: not worth keeping
-            _function_cache[fn] = shape
-        return shape
-    # A bound method is a new object on every attribute access: key it by its function, in a
-    # cache of its own (the bound signature has no ``self``).
-    if inspect.ismethod(fn):
-        cache, key = _method_cache, fn.__func__
-    else:
-        cache, key = _function_cache, fn
-    try:
-        cached = cache.get(key)
-        weak = True
-    except TypeError:
-        weak = False
-        cached = _unweakable_cache.get(fn) if _hashable(fn) else None
-    if cached is not None and cached.version == _version(fn):
-        return cached
-    shape = _introspect(fn)
-    if weak:
-        cache[key] = shape
-    elif _hashable(fn) and len(_unweakable_cache) < _UNWEAKABLE_MAX:
-        _unweakable_cache[fn] = shape
-    return shape
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"Cannot read the signature of option function {fn!r}: {exc}") from None
-    hints = _resolve_hints(fn, sig)
-    target = fn.func if isinstance(fn, functools.partial) else fn
-    doc = inspect.getdoc(target)
-    doc_args = _doc_arg_descriptions(doc)
-    fields: list[FieldSpec] = []
-    hidden: list[FieldSpec] = []
-    for name, param in sig.parameters.items():
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            continue  # never shown, never required: the model cannot fill them meaningfully
-        hint = hints.get(name, param.annotation)
-        has_default = param.default is not inspect.Parameter.empty
-        positional_only = param.kind is inspect.Parameter.POSITIONAL_ONLY
-        meta = hint.__metadata__ if typing.get_origin(hint) is typing.Annotated else ()
-        context = next((m for m in meta if isinstance(m, FromContext)), None)
-        if name in RUNTIME_PARAMETER_NAMES or _is_runtime_annotation(hint):
-            hidden.append(
-                FieldSpec(
-                    name,
-                    UnknownSpec(annotation_label(hint)),  # filled by the library, never validated
-                    required=not has_default,
-                    source="runtime",
-                    default=param.default,
-                    positional_only=positional_only,
-                )
-            )
-            continue
-        if context is not None:
-            hidden.append(
-                FieldSpec(
-                    name,
-                    UnknownSpec(annotation_label(hint)),  # filled from the context, never validated
-                    required=not has_default,
-                    source="context",
-                    context_key=context.key or name,
-                    default=param.default,
-                    positional_only=positional_only,
-                )
-            )
-            continue
-        param_meta = next((m for m in meta if isinstance(m, Param)), None)
-        try:
-            spec: TypeSpec = spec_from_annotation(hint)
-        except UnsupportedType as exc:
-            raise _UnsupportedParameter(name, hint, str(exc)) from None
-        description = doc_args.get(name, "")
-        field_description = next(
-            (m.description for m in meta if isinstance(m, _FieldInfo) and m.description), ""
-        )
-        description = field_description or description
-        if param_meta is not None:
-            description = param_meta.description or description
-            spec = bounded(spec, hint, param_meta.max_length)
-            if param_meta.options is not None:
-                spec = ChoiceSpec(spec, tuple(param_meta.options))
-        fields.append(
-            FieldSpec(
-                name,
-                spec,
-                description,
-                required=not has_default,
-                default=param.default,
-                positional_only=positional_only,
-            )
-        )
-    positional = tuple(
-        name
-        for name, param in sig.parameters.items()
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY
-    )
-    shown = tuple(fields)
-    try:
-        validator = ArgsValidator(shown, all_required=False) if shown else None
-    except UnsupportedType as exc:
-        raise _UnsupportedParameter("", None, str(exc)) from None
-    return _FunctionShape(
-        shown, tuple(hidden), _first_paragraph(doc), positional, validator, _version(fn)
-    )
 
 
 # --- schemas -----------------------------------------------------------------------------------
@@ -604,6 +276,61 @@ class _Same:
 _ANY_VALUE = {form: _any_value(form.value_rule) for form in FORMS if form.value_rule is not None}
 
 
+class _AnyText:
+    """A description in the loose snapshot: any string (a description with per-call text is
+    the same menu with that block written anew)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is str
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_ANY_TEXT = _AnyText()
+
+
+class _SameShape:
+    """A plain function in the loose snapshot: equal to any function of the same code, globals,
+    name and shape (a closure defined anew on every call), without attributes of its own."""
+
+    __slots__ = ("code", "fn", "globals", "name", "shape")
+
+    def __init__(self, fn: Any, shape: Any) -> None:
+        self.fn, self.shape = fn, shape
+        self.code, self.globals, self.name = fn.__code__, fn.__globals__, fn.__name__
+
+    def __eq__(self, other: object) -> bool:
+        return other is self.fn or (
+            type(other) is _FunctionType
+            and other.__code__ is self.code
+            and other.__globals__ is self.globals
+            and not other.__dict__
+            and other.__name__ == self.name
+            and known_shape(other) is self.shape
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _free_parts(reading: Reading) -> dict[Role, object]:
+    """The markers of the loose snapshot, by the role of the part each stands for: a value, a
+    description, a plain function (whose shape is kept by code)."""
+    form = reading.form
+    free: dict[Role, object] = {}
+    if form.value_rule is not None:
+        free["value"] = _ANY_VALUE[form]
+    if "description" in form.parts:
+        free["description"] = _ANY_TEXT
+    fn = reading.function
+    if type(fn) is _FunctionType and not fn.__dict__:
+        shape = known_shape(fn)
+        if shape is not None:
+            free["function"] = _SameShape(fn, shape)
+    return free
+
+
 class _Uncacheable(Exception):
     pass
 
@@ -628,12 +355,10 @@ def _schema_snapshot(value: Any, ordered: bool, depth: int = 0) -> Any:
     return value
 
 
-def _part_snapshot(form: Form, role: Role, part: Any, *, loose: bool, ordered: bool) -> Any:
+def _part_snapshot(role: Role, part: Any, *, ordered: bool) -> Any:
     if role == "schema":
         return _schema_snapshot(part, ordered)
     if role == "value":
-        if loose:
-            return _ANY_VALUE[form]
         return part if type(part) is str or part is None else _Same(part)
     if role == "function" or role == "name" or role == "description":
         # A string, or the same function (an equal bound method: of the same instance).
@@ -641,14 +366,18 @@ def _part_snapshot(form: Form, role: Role, part: Any, *, loose: bool, ordered: b
     assert_never(role)
 
 
-def _entry_snapshot(reading: Reading, *, loose: bool = False, ordered: bool = True) -> Any:
+def _entry_snapshot(
+    reading: Reading, free: dict[Role, object] | None = None, *, ordered: bool = True
+) -> Any:
     """The snapshot of one entry: the entry as written, each part copied by its role. The exact
-    one holds values themselves; the loose one a marker that takes any value of the same form."""
+    one holds values themselves; the loose one, in place of each ``free`` part, its marker."""
     form, entry = reading.form, reading.entry
+    free = free or {}
     if form.bare:
-        return _part_snapshot(form, form.parts[0], entry, loose=loose, ordered=ordered)
+        role = form.parts[0]
+        return free[role] if role in free else _part_snapshot(role, entry, ordered=ordered)
     parts = tuple(
-        _part_snapshot(form, role, part, loose=loose, ordered=ordered)
+        free[role] if role in free else _part_snapshot(role, part, ordered=ordered)
         for role, part in zip(form.parts, entry, strict=True)
     )
     if type(entry) is tuple and all(copy is part for copy, part in zip(parts, entry, strict=True)):
@@ -670,11 +399,13 @@ class _Entry:
     same object needs no check of its dicts' order (which ``==`` cannot see), only of what was
     assigned."""
     copy: Any
-    value_places: tuple[tuple[int, Any, int | None], ...] = ()
-    """Where a call's values are, for the loose snapshot: each value option's index in the menu,
-    its entry's key in the options (its name, or its index in a list), and its place in the tuple
-    the entry is (``None``: written bare)."""
+    free_places: tuple[tuple[int, Any, int | None, Role], ...] = ()
+    """Where a call's own parts are, for the loose snapshot: each free part's option index in the
+    menu, its entry's key in the options (its name, or its index in a list), its place in the
+    tuple the entry is (``None``: written bare) and its role."""
     order: tuple[Any, ...] = ()  # a dict-form menu's keys, in order (dict ``==`` ignores it)
+    blocks: list[str] | None = None
+    """The menu's text, block by block, once a call's descriptions differed from it."""
 
 
 # ("dict", names) or ("list", length) -> entries, the most recent first.
@@ -699,36 +430,99 @@ def _seen(entry: _Entry, options: Any) -> None:
     _last_seen[id(options)] = entry
 
 
-def _rebound(entry: _Entry, options: Any) -> Menu:
-    """The cached menu with this call's values of its value options."""
+def _option_with(option: Option, role: Role, part: Any) -> Option:
+    """``option`` with a call's own value, description or function (of the same shape)."""
+    o = option
+    if role == "value":
+        return Option(o.name, o.kind, o.description, o.fields, o.hidden, o.handler, part,
+                      o.positional, o.validator)  # fmt: skip
+    if role == "description":
+        return Option(o.name, o.kind, part, o.fields, o.hidden, o.handler, o.value,
+                      o.positional, o.validator)  # fmt: skip
+    return Option(o.name, o.kind, o.description, o.fields, o.hidden, part, o.value,
+                  o.positional, o.validator)  # fmt: skip
+
+
+def _rebound(entry: _Entry, options: Any) -> tuple[Menu, bool]:
+    """The cached menu with this call's own parts (values, descriptions, functions of the same
+    shape), and whether its text changed: only the blocks whose description changed are
+    written anew."""
     menu = entry.menu
-    changed = list(menu.options)
-    for index, where, place in entry.value_places:
+    changed: list[Option] | None = None
+    described: list[int] = []
+    for index, where, place, role in entry.free_places:
         handler = options[where]
-        value = handler if place is None else handler[place]
-        if value is not changed[index].value:
-            changed[index] = dataclasses.replace(changed[index], value=value)
+        part = handler if place is None else handler[place]
+        current = menu.options[index] if changed is None else changed[index]
+        if role == "value":
+            if part is current.value:
+                continue
+        elif role == "description":
+            if part == current.description:
+                continue
+            described.append(index)
+        elif part is current.handler:
+            continue
+        if changed is None:
+            changed = list(menu.options)
+        changed[index] = _option_with(current, role, part)
+    if changed is None:
+        return menu, False
+    text = menu.text
+    if described:
+        if entry.blocks is None:
+            entry.blocks = [_render_block(o) for o in menu.options]
+        blocks = entry.blocks.copy()
+        for index in described:
+            blocks[index] = _render_block(changed[index])
+        text = "".join(blocks)[:-1]
     by_name = {o.name: o for o in changed}
-    return dataclasses.replace(menu, options=tuple(changed), by_name=by_name)
+    rebound = Menu(
+        tuple(changed),
+        by_name,
+        menu.names,
+        text,
+        menu.async_options,
+        menu.needs_context,
+        menu.schema_json,  # the schema is made of names and fields alone
+    )
+    return rebound, bool(described)
 
 
 def _snapshot(
-    key: Any, options: Any, readings: list[Reading], *, loose: bool = False, ordered: bool = True
+    key: Any,
+    options: Any,
+    readings: list[Reading],
+    free: list[dict[Role, object]] | None = None,
+    *,
+    ordered: bool = True,
 ) -> Any:
     """A snapshot of ``options``: the same container, each entry's snapshot taken from its
-    reading."""
+    reading (the loose one with the ``free`` markers of each)."""
+    frees = free or [{}] * len(readings)
     if key[0] == "dict":
-        return {r.name: _entry_snapshot(r, loose=loose, ordered=ordered) for r in readings}
-    return type(options)(_entry_snapshot(r, loose=loose, ordered=ordered) for r in readings)
+        return {
+            r.name: _entry_snapshot(r, f, ordered=ordered)
+            for r, f in zip(readings, frees, strict=True)
+        }
+    return type(options)(
+        _entry_snapshot(r, f, ordered=ordered) for r, f in zip(readings, frees, strict=True)
+    )
 
 
 def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> None:
     """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`)."""
     by_key = key[0] == "dict"
+    free = [_free_parts(r) for r in readings]
     places = tuple(
-        (index, r.name if by_key else index, None if r.form.bare else r.form.parts.index("value"))
-        for index, r in enumerate(readings)
-        if r.form.value_rule is not None
+        (
+            index,
+            r.name if by_key else index,
+            None if r.form.bare else r.form.parts.index(role),
+            role,
+        )
+        for index, (r, markers) in enumerate(zip(readings, free, strict=True))
+        for role in markers
     )
     try:
         exact = _snapshot(key, options, readings)
@@ -736,7 +530,7 @@ def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> No
         # its keys, or of a schema's fields): its copy is the ordered snapshot, and the key
         # order is checked with it.
         copy = exact
-        loose = _snapshot(key, options, readings, loose=True) if places else None
+        loose = _snapshot(key, options, readings, free) if places else None
     except _Uncacheable:
         return
     entries = _menu_cache.get(key)
@@ -788,14 +582,31 @@ def normalize_options(options: Any) -> Menu:
                     return entry.menu
             except Exception:  # a value that refuses to be compared: not this entry
                 continue
-        for entry in entries:  # the same menu, with other values (set per call)
+        for entry in entries:  # the same menu, with a call's own values, texts, closures
             try:
-                if entry.loose is not None and entry.loose == options:
-                    _misses.pop(key, None)
-                    return _rebound(entry, options)
+                if entry.loose is None or entry.loose != options:
+                    continue
+                rebound, described = _rebound(entry, options)
             except Exception:
                 continue
+            if not described:
+                _misses.pop(key, None)
+                return rebound
+            # Another text: a menu of its own, kept as such if it repeats (as below).
+            return _kept(key, options, entries, rebound, None)
     menu, readings = _normalize(options)
+    return _kept(key, options, entries, menu, readings)
+
+
+def _kept(
+    key: Any,
+    options: Any,
+    entries: list[_Entry] | None,
+    menu: Menu,
+    readings: list[Reading] | None,
+) -> Menu:
+    """``menu``, made for ``options`` and not found under ``key``, remembered unless menus
+    under that key keep differing on every call."""
     # A menu that differs on every call (a description with the ticket id, a closure) is never
     # found again: after a run of misses under its key, only every 16th is kept, so that such a
     # menu does not pay for snapshots it never uses (a hit ends the run).
@@ -808,7 +619,7 @@ def normalize_options(options: Any) -> Menu:
         if len(_misses) >= _MENU_CACHE_KEYS:
             _misses.pop(next(iter(_misses)))
         _misses[key] = 1
-    _remember(key, options, menu, readings)
+    _remember(key, options, menu, list(read_entries(options)) if readings is None else readings)
     return menu
 
 
@@ -820,10 +631,7 @@ def clear_caches() -> None:
     _frame_cache.clear()
     _menu_text_cache.clear()
     _schema_cache.clear()
-    _function_cache.clear()
-    _method_cache.clear()
-    _code_cache.clear()
-    _unweakable_cache.clear()
+    clear_shape_caches()
 
 
 def _normalize(options: Any) -> tuple[Menu, list[Reading]]:

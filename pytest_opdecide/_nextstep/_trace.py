@@ -127,8 +127,7 @@ class CallTrace:
         self._lock = threading.Lock()
         self._keep: int | None = None
         self.keep = keep
-        self.forgotten = 0
-        """How many calls were dropped to stay within :attr:`keep`."""
+        self._forgotten = 0
 
     @property
     def keep(self) -> int | None:
@@ -148,21 +147,39 @@ class CallTrace:
         """Reserve the id of a call about to be made."""
         return next(self._ids)
 
+    @property
+    def forgotten(self) -> int:
+        """How many calls were dropped to stay within :attr:`keep`."""
+        with self._lock:
+            self._trim()
+            return self._forgotten
+
     def add(self, record: CallRecord) -> None:
         """Append a finished call."""
         with self._lock:
             records = self._records
             records.append(record)
             keep = self._keep
-            if keep is not None and len(records) > keep and "PYTEST_CURRENT_TEST" not in os.environ:
-                extra = len(records) - keep
-                del records[:extra]
-                self.forgotten += extra
+            # Trimmed in batches (asking the environment costs more than the rest of this
+            # method): at most keep + 1/8 records are held between trims, and every reader
+            # trims to exactly ``keep`` first, so what it sees is the same.
+            if keep is not None and len(records) > keep + max(16, keep >> 3):
+                self._trim()
+
+    def _trim(self) -> None:
+        """Drop the oldest records beyond :attr:`keep` outside a test (the lock is held)."""
+        records, keep = self._records, self._keep
+        if keep is None or len(records) <= keep or "PYTEST_CURRENT_TEST" in os.environ:
+            return
+        extra = len(records) - keep
+        del records[:extra]
+        self._forgotten += extra
 
     @property
     def calls(self) -> list[CallRecord]:
         """The records, in order of id."""
         with self._lock:
+            self._trim()
             return sorted(self._records, key=lambda r: r.id)
 
     def children(self, call_id: int) -> list[CallRecord]:
@@ -183,7 +200,9 @@ class CallTrace:
             self._records.clear()
 
     def __len__(self) -> int:
-        return len(self._records)
+        with self._lock:
+            self._trim()
+            return len(self._records)
 
     def __iter__(self) -> Iterator[CallRecord]:
         return iter(self.calls)

@@ -19,16 +19,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 from pydantic_core import CoreSchema, PydanticSerializationError, SchemaValidator, to_json
 from pydantic_core import core_schema as cs
 
 from pytest_opdecide._nextstep._field_types import (
+    DictSpec,
     FieldSpec,
+    ListSpec,
+    NoneSpec,
+    ScalarSpec,
     TypeSpec,
     UnionSpec,
+    UnknownSpec,
     UnsupportedType,
     fields_core_schema,
     json_dumps,
@@ -87,6 +92,27 @@ def _string_placeholders(value: Any, found: set[str]) -> None:
             _string_placeholders(item, found)
 
 
+_ALWAYS_COMPILES: frozenset[type] = frozenset({str, int, float, bool, list, dict})
+
+
+def _compiles(spec: TypeSpec) -> bool:
+    """Whether pydantic-core compiles ``spec``'s schema whatever it holds: a plain scalar,
+    ``Any``, or a list, an object of free keys or a union of those (any other type, with its
+    own constraints, models or allowed values, is compiled when the menu is built)."""
+    kind = type(spec)
+    if kind is ScalarSpec:
+        return cast(ScalarSpec, spec).pytype in _ALWAYS_COMPILES
+    if kind is UnknownSpec or kind is NoneSpec:
+        return True
+    if kind is ListSpec:
+        return _compiles(cast(ListSpec, spec).item)
+    if kind is DictSpec:
+        return _compiles(cast(DictSpec, spec).value)
+    if kind is UnionSpec:
+        return all(_compiles(m) for m in cast(UnionSpec, spec).members)
+    return False
+
+
 class ArgsValidator:
     """The compiled check of one option's arguments: one pydantic-core validator per option.
 
@@ -105,43 +131,84 @@ class ArgsValidator:
         self.native = all(f.type.native for f in fields)
         """Whether a pick parsed from JSON is validated as it is (else through JSON text)."""
         self.by_name = {f.name: f for f in fields}
+        if not all(
+            type(f.name) is str and f.name.isidentifier() and _compiles(f.type) for f in fields
+        ):
+            # A type outside the known-safe set: compiled now, so that one pydantic-core
+            # refuses is refused when the menu is built, before any model call.
+            self._compiled  # noqa: B018
+
+    # The schema and the compiled validator: built on the option's first pick when every field
+    # has a type pydantic-core always compiles (see :func:`_compiles`), else in ``__init__``.
+
+    @functools.cached_property
+    def core_schema(self) -> CoreSchema:
+        """The pydantic-core schema of the arguments (a typed dict of the fields)."""
         defs: dict[str, CoreSchema] = {}
-        schema = fields_core_schema(fields, defs, all_required=all_required)
+        schema = fields_core_schema(self.fields, defs, all_required=self.all_required)
         if defs:
             schema = cs.definitions_schema(schema, list(defs.values()))
-        self.core_schema: CoreSchema = schema
-        """The pydantic-core schema of the arguments (a typed dict of the fields)."""
+        return schema
+
+    @functools.cached_property
+    def _compiled(self) -> SchemaValidator:
         try:
-            validator = SchemaValidator(schema)
+            return SchemaValidator(self.core_schema)
         except Exception as exc:  # a field name or a combination pydantic-core refuses
             raise UnsupportedType(pydantic_gist(exc)) from None
-        self._python = validator.validate_python
-        self._json = validator.validate_json
-        self.validate_parsed: Callable[[dict[str, Any]], dict[str, Any]] = (
-            functools.partial(self._python, strict=True)  # in C: no Python frame per pick
-            if self.native
-            else functools.partial(self.validate, from_json=True)
-        )
+
+    @functools.cached_property
+    def _python(self) -> Callable[..., Any]:
+        return self._compiled.validate_python
+
+    @functools.cached_property
+    def _json(self) -> Callable[..., Any]:
+        return self._compiled.validate_json
+
+    @functools.cached_property
+    def validate_parsed(self) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """:meth:`validate` of arguments parsed from reply text (the hot path)."""
+        if self.native:
+            return functools.partial(self._python, strict=True)  # in C: no Python frame per pick
+        return functools.partial(self.validate, from_json=True)
+
+    # What tells a value copied from the menu's ``Call:`` example: read on a pick's first
+    # check, so that an option never picked never pays for it.
+
+    @functools.cached_property
+    def _texts(self) -> frozenset[str]:
+        """The menu's string placeholders of these fields (``<str>``, ``<date yyyy-mm-dd>``)."""
         placeholders: set[str] = {"<str>"}
-        slots: set[str] = set()
-        for f in fields:
+        for f in self.fields:
             if f.type.choices is None:
-                placeholder = f.type.placeholder()
-                _string_placeholders(placeholder, placeholders)
-                slots.update(slot.text for slot in slots_of(placeholder))
-        texts = frozenset(p for p in placeholders if p.startswith("<"))
-        self.bare_placeholders = {p[1:-1].strip().casefold(): p for p in texts}
-        """Each placeholder without its brackets (``str``, ``date yyyy-mm-dd``), casefolded:
-        a value equal to one was copied too (a grammar that forbids a leading ``<`` leaves
-        the rest)."""
-        self.copy_marks = tuple(sorted({bare.split()[0] for bare in self.bare_placeholders}))
-        """Words at least one of which a reply holding a copy contains (``str``, ``date``...):
-        a reply without any is not searched."""
-        self.placeholders = texts | slots
+                _string_placeholders(f.type.placeholder(), placeholders)
+        return frozenset(p for p in placeholders if p.startswith("<"))
+
+    @functools.cached_property
+    def placeholders(self) -> frozenset[str]:
         """The menu's string placeholders of these fields, and its slots (``<int>``): a value
         equal to one, or a text holding one, was copied. (A slot without its brackets,
         ``"int"``, is no copy: it may be a text field's answer.)"""
+        slots = {
+            slot.text
+            for f in self.fields
+            if f.type.choices is None
+            for slot in slots_of(f.type.placeholder())
+        }
+        return self._texts | slots
+
+    @functools.cached_property
+    def bare_placeholders(self) -> dict[str, str]:
+        """Each string placeholder without its brackets (``str``, ``date yyyy-mm-dd``),
+        casefolded: a value equal to one was copied too (a grammar that forbids a leading
+        ``<`` leaves the rest)."""
+        return {p[1:-1].strip().casefold(): p for p in self._texts}
+
+    @functools.cached_property
+    def copy_marks(self) -> tuple[str, ...]:
+        """Words at least one of which a reply holding a copy contains (``str``, ``date``...):
+        a reply without any is not searched."""
+        return tuple(sorted({bare.split()[0] for bare in self.bare_placeholders}))
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (an object with the fields as properties).

@@ -563,11 +563,25 @@ def _multiple(
     whole: bool = False,
 ) -> Any:
     """A multiple of ``step`` in the range (an integer one, with ``whole``)."""
+
+    def inside(value: float) -> bool:
+        above = value > low if low_open else value >= low
+        return above and (value < high if high_open else value <= high)
+
+    # The quotient's own rounding can be off by one either way (0.30000000000000004 / 0.1 is
+    # 3.0000000000000004, whose ceiling 4 misses 3 * 0.1): each end is settled by its product.
+    # At most two steps each way: past that, products of huge multiples of a tiny step stop
+    # changing with k at all, and the range is left as the quotients give it.
     lowest, highest = math.ceil(low / step), math.floor(high / step)
-    if low_open and lowest * step <= low:
-        lowest += 1
-    if high_open and highest * step >= high:
-        highest -= 1
+    for _ in range(2):
+        if inside((lowest - 1) * step):
+            lowest -= 1
+        elif not inside(lowest * step):
+            lowest += 1
+        if inside((highest + 1) * step):
+            highest += 1
+        elif not inside(highest * step):
+            highest -= 1
     if whole:  # an integer field whose step is a fraction: the first whole multiple
         found = next(
             (k for k in range(lowest, min(highest, lowest + 1000) + 1) if (k * step).is_integer()),
@@ -584,9 +598,11 @@ def _multiple(
             f"must be a multiple of {step} in {_shown(low, low_open, high, high_open)}, and none is"
         )
     value = source.integer(lowest, highest) * step
-    # Rounded past the step's own decimals: 3 * 0.1 is 0.30000000000000004.
+    # Rounded past the step's own decimals (3 * 0.1 is 0.30000000000000004), unless that
+    # crosses a bound the product itself is inside (127 * 0.1 with ge=12.700000000000001).
     decimals = 6 - math.floor(math.log10(step)) if step < 1 else 6
-    return round(value, decimals)
+    rounded = round(value, decimals)
+    return rounded if inside(rounded) else value
 
 
 def _number(schema: Mapping[str, Any], source: ValueSource) -> float:

@@ -172,7 +172,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     scope: Scope
     try:
         marker = marker_kwargs(item)
-        scope = guard_scope(item, marker, settings_for(item.config, marker, {}))
+        settings = settings_for(item.config, marker, {})
+        scope = guard_scope(item, marker, settings)
+        if mode_of(marker, settings) in ("replay", "record"):
+            _load_cassette_layer()
     except (SettingError, pytest.UsageError) as exc:
         item.stash[_marker_error] = str(exc)  # pytest_runtest_setup fails the test with it
         scope = "all"
@@ -186,6 +189,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     finally:
         set_no_runtime_hint(hint)
         guard.scope, guard.test_id, guard.allowed = previous
+
+
+def _load_cassette_layer() -> None:
+    """Load the cassette layer before the test's fixtures run: vcrpy and the direct transport
+    keep httpx's and httpcore's own sending methods as they load, before a fixture of another
+    HTTP mock (``httpx_mock``, ``respx_mock``) replaces them."""
+    from pytest_opdecide.plugin._real_components import real_runtime
+
+    del real_runtime  # loaded is all it takes
 
 
 def _no_runtime_in_test(item: pytest.Item) -> str:

@@ -4,8 +4,8 @@ The override may be an async transport (``httpx.MockTransport``, ``httpx.AsyncHT
 a sync transport, an ``httpx.AsyncClient`` or an ``httpx.Client``. Sync ones run in a worker
 thread. Overrides belong to the caller: they are never closed here. When an override is given,
 environment proxy settings are ignored, so that no request can bypass it. While a cassette
-replays, its transport answers every request instead (see
-:mod:`pytest_opdecide._http._replay_routing`).
+is in use, its transport answers every request instead, or records those that would go to the
+network through httpx's own transport (see :mod:`pytest_opdecide._http._replay_routing`).
 """
 
 from __future__ import annotations
@@ -127,8 +127,8 @@ async def open_client(
     Yields:
         The client (the caller's own ``AsyncClient`` when that is the override).
     """
-    replaying = replay_transport()
-    if replaying is not None:  # a cassette replays: it answers every request
+    replaying = replay_transport(override)
+    if replaying is not None:  # a cassette in use: it answers or records the request
         async with httpx.AsyncClient(
             transport=replaying, timeout=httpx.Timeout(timeout_seconds)
         ) as client:

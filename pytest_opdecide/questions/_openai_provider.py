@@ -37,6 +37,7 @@ from pydantic import JsonValue
 
 from pytest_opdecide._http._credentials import register_client
 from pytest_opdecide._http._error_answers import StatusKind, retry_after_seconds, status_kind
+from pytest_opdecide._http._foreign_mocks import interceptor
 from pytest_opdecide._http._network import model_call
 from pytest_opdecide._http._redaction import MessageRedaction, carried_credentials
 from pytest_opdecide.questions._concurrency import all_or_nothing
@@ -495,19 +496,37 @@ class _Call:
         except (httpx.TimeoutException, TimeoutError) as error:
             if isinstance(error, TimeoutError) and not bound.expired():
                 raise
-            raise ProviderError(
+            raise self._send_error(url, error) from error
+        except httpx.HTTPError as error:
+            raise self._send_error(url, error) from error
+        self._sent(response.request)
+        return response
+
+    def _send_error(self, url: str, error: Exception) -> ProviderError:
+        """The error for a request that got no answer from the server: the mock that answered
+        it instead, a timeout, or a failed connection."""
+        foreign = interceptor(error)
+        if foreign is not None:  # e.g. pytest-httpx answers an unmatched request with a timeout
+            name, fix = foreign
+            return ProviderError(
+                self.redaction.text(
+                    f"{self.provider.name}: request to {url} was answered by {name}, not by the "
+                    f"model server: nothing timed out or failed on the way to the model. {name} "
+                    f"intercepts the test's httpx requests and said: {error}\nTo fix it, {fix}."
+                ),
+                "unknown",
+            )
+        if isinstance(error, httpx.TimeoutException | TimeoutError):
+            return ProviderError(
                 f"{self.provider.name}: request to {self.redaction.text(url)} "
                 f"{took_too_long(self.provider.timeout, error)}",
                 "timeout",
-            ) from error
-        except httpx.HTTPError as error:
-            failed = f"{type(error).__name__}: {error}"
-            raise ProviderError(
-                self.redaction.text(f"{self.provider.name}: request to {url} failed: {failed}"),
-                "server_error",
-            ) from error
-        self._sent(response.request)
-        return response
+            )
+        failed = f"{type(error).__name__}: {error}"
+        return ProviderError(
+            self.redaction.text(f"{self.provider.name}: request to {url} failed: {failed}"),
+            "server_error",
+        )
 
     def _payload(self, question_id: str, response: httpx.Response) -> dict[str, Any]:
         if response.status_code >= 400:

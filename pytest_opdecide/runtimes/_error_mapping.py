@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from pytest_opdecide._http._error_answers import retry_after_seconds, status_kind
+from pytest_opdecide._http._foreign_mocks import interceptor
 from pytest_opdecide._http._redaction import MessageRedaction
 from pytest_opdecide.runtimes._protocol import ProtocolProblem
 from pytest_opdecide.runtimes._runtime_errors import (
@@ -209,35 +210,6 @@ def error_for_timeout(where: Where, timeout_s: float | None, phase: str) -> Call
         timeout_s=timeout_s,
         phase=phase,
     )
-
-
-_INTERCEPTORS = {
-    "pytest_httpx": (
-        "pytest-httpx's httpx_mock",
-        "let the model's requests through, e.g. @pytest.mark.httpx_mock(should_mock=lambda "
-        "request: request.url.host != '127.0.0.1') for a model server on this machine, or "
-        "add a response for them",
-    ),
-    "respx": (
-        "respx",
-        "let the model's requests through with a pass-through route, e.g. "
-        "respx.route(host='127.0.0.1').pass_through()",
-    ),
-}
-"""HTTP mocking libraries that answer requests in place of the server: module -> (name, fix)."""
-
-
-def interceptor(error: BaseException) -> tuple[str, str] | None:
-    """The mocking library that raised ``error`` instead of a server answering, if any: the
-    module of a frame of its traceback (a Python traceback object, walked as it is)."""
-    tb = error.__traceback__
-    while tb is not None:
-        module = str(tb.tb_frame.f_globals.get("__name__", ""))
-        found = _INTERCEPTORS.get(module.split(".")[0])
-        if found is not None:
-            return found
-        tb = tb.tb_next
-    return None
 
 
 def error_for_transport(

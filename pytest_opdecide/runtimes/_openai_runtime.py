@@ -388,8 +388,10 @@ class OpenAICompatibleRuntime(Runtime):
     # --- clients -----------------------------------------------------------------------------
 
     def _sync_client(self) -> httpx.Client:
-        replaying = replay_client(self, headers=self._headers, timeout=self.timeout_s)
-        if replaying is not None:  # a cassette replays: it answers every request
+        replaying = replay_client(
+            self, headers=self._headers, timeout=self.timeout_s, own=self._sync_transport
+        )
+        if replaying is not None:  # a cassette in use answers (or records) every request
             return replaying
         with self._lock:
             if self._client is None or self._client.is_closed:
@@ -401,8 +403,10 @@ class OpenAICompatibleRuntime(Runtime):
             return self._client
 
     def _get_async_client(self) -> httpx.AsyncClient:
-        replaying = replay_async_client(self, headers=self._headers, timeout=self.timeout_s)
-        if replaying is not None:  # a cassette replays: it answers every request
+        replaying = replay_async_client(
+            self, headers=self._headers, timeout=self.timeout_s, own=self._async_transport
+        )
+        if replaying is not None:  # a cassette in use answers (or records) every request
             return replaying
         loop = asyncio.get_running_loop()
         client = self._async_client

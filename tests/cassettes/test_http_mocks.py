@@ -2,14 +2,22 @@
 
 A test that mocks its other HTTP calls with ``httpx_mock`` or ``respx`` and takes its model from
 a cassette (recorded or replayed) or a script needs no marker of theirs: the model's requests
-are never answered by the other mock, and the test's own calls stay mocked as it wrote them.
+are never answered by the other mock, and the test's own calls stay mocked as it wrote them, at
+record and at replay: the cassette holds the model's calls only.
 """
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+
+import httpx
 import pytest
 
-from ._support import dedent
+from pytest_opdecide._http._direct_transport import DirectTransport, ReplacedSender, _kept
+from pytest_opdecide._http._replay_routing import another_mock
+
+from ._support import cassette, dedent, interactions
 
 HTTPX_MOCK = dedent(
     """
@@ -18,12 +26,21 @@ HTTPX_MOCK = dedent(
     from pytest_opdecide import decision
 
 
-    @pytest.mark.opdecide(cassette=True)
-    def test_crm_and_model(runtime, httpx_mock):
-        httpx_mock.add_response(url="https://crm.example/tickets/7", json={"tier": "gold"})
+    def route():
         tier = httpx.get("https://crm.example/tickets/7").json()["tier"]
-        picked = decision.make(f"Route a {tier} ticket.", {"alpha": "A", "beta": "B"})
-        assert picked in ("A", "B")
+        return decision.make(f"Route a {tier} ticket.", {"alpha": "A", "beta": "B"})
+
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_runtime_first(runtime, httpx_mock):
+        httpx_mock.add_response(url="https://crm.example/tickets/7", json={"tier": "gold"})
+        assert route() in ("A", "B")
+
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_mock_first(httpx_mock, runtime):
+        httpx_mock.add_response(url="https://crm.example/tickets/7", json={"tier": "gold"})
+        assert route() in ("A", "B")
     """
 )
 
@@ -35,29 +52,74 @@ RESPX_MOCK = dedent(
     from pytest_opdecide import decision
 
 
+    def route():
+        tier = httpx.get("https://crm.example/tickets/7").json()["tier"]
+        return decision.make(f"Route a {tier} ticket.", {"alpha": "A", "beta": "B"})
+
+
     @pytest.mark.opdecide(cassette=True)
     @respx.mock
-    def test_crm_and_model(runtime):
+    def test_runtime_first(runtime):
         respx.get("https://crm.example/tickets/7").respond(json={"tier": "gold"})
-        tier = httpx.get("https://crm.example/tickets/7").json()["tier"]
-        picked = decision.make(f"Route a {tier} ticket.", {"alpha": "A", "beta": "B"})
-        assert picked in ("A", "B")
+        assert route() in ("A", "B")
+
+
+    @pytest.mark.opdecide(cassette=True)
+    def test_mock_first(runtime):
+        with respx.mock:
+            respx.get("https://crm.example/tickets/7").respond(json={"tier": "gold"})
+            assert route() in ("A", "B")
     """
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not done (issue 21 point 2): while recording, pytest-httpx and respx answer the "
-    "model's requests (they patch httpx's transport and httpcore's pools, below vcrpy), and "
-    "vcrpy records the test's mocked calls into the cassette; a transport of the plugin's own "
-    "would bypass vcrpy's recording too (vcrpy patches httpx.HTTPTransport.handle_request), so "
-    "the fix is the cassette layer recording its runtime's traffic itself",
-)
 @pytest.mark.parametrize("mock", [HTTPX_MOCK, RESPX_MOCK], ids=["pytest-httpx", "respx"])
 def test_record_then_replay_beside_another_http_mock(project: pytest.Pytester, mock: str) -> None:
     project.makepyfile(test_mocks=mock)
     recorded = project.runpytest("--opdecide-record=once")
-    recorded.assert_outcomes(passed=1)
+    recorded.assert_outcomes(passed=2)
+    for test in ("test_runtime_first", "test_mock_first"):
+        uris = [
+            entry["request"]["uri"] for entry in interactions(cassette(project, "test_mocks", test))
+        ]
+        assert len(uris) == 1, uris  # the model's call only: the CRM call stayed the mock's
+        assert uris[0].endswith("/v1/chat/completions")
+    # Replayed: the mocks' responses must be requested (pytest-httpx) and their routes called
+    # (respx), or the tests fail at teardown.
     replayed = project.runpytest()
-    replayed.assert_outcomes(passed=1)
+    replayed.assert_outcomes(passed=2)
+
+
+def test_a_sender_replaced_before_it_was_kept_refuses_to_send() -> None:
+    class Pool:  # its method's code lives outside httpcore: a replacement
+        def handle_request(self, request: object) -> object:
+            return "the mock's answer"
+
+    refuse = _kept(Pool, "handle_request")
+    with pytest.raises(ReplacedSender, match=f"cannot record past the HTTP mock of {__name__}: "):
+        refuse(Pool(), object())
+
+
+def test_the_direct_transport_fails_as_httpx_does() -> None:
+    with socket.socket() as unused:  # a port on the loopback that nothing listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    with httpx.Client(transport=DirectTransport()) as client, pytest.raises(httpx.ConnectError):
+        client.get(f"http://127.0.0.1:{port}/v1/models")
+
+
+def test_only_another_mock_takes_recording_off_the_clients_own_transport(
+    tmp_path: Path,
+) -> None:
+    # With no other mock, a recording leaves every client its own transport (its proxies,
+    # certificates and kept-alive connections) and vcrpy records it; vcrpy's own patches are
+    # not another mock. An active respx mock is.
+    import respx
+    import vcr
+
+    assert another_mock() is None
+    with vcr.use_cassette(str(tmp_path / "c.yaml")):
+        assert another_mock() is None
+    with respx.mock:
+        assert str(another_mock()).startswith("respx")
+    assert another_mock() is None

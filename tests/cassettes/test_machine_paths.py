@@ -120,6 +120,31 @@ def test_the_scrubber_replaces_paths_everywhere() -> None:
     assert b"/home/ada" not in response["body"]["string"]
 
 
+@pytest.mark.parametrize(
+    ("stream", "stored"),
+    [
+        ('data: {"c": "no path here"}\n\n', 'data: {"c": "no path here"}\n\n'),
+        ('data: {"c": "/home/ada"}\n\n', 'data: {"c": "<HOME>"}\n\n'),
+        ('data: {"/tmp/x": 1}\n\n', 'data: {"<TMP>/x": 1}\n\n'),
+        # Escapes: the text shows the path in another form than its string holds it.
+        ('data: {"c": "\\n/home/ada"}\n\n', 'data: {"c": "\\n<HOME>"}\n\n'),
+        ('data: {"c": "\\u002fhome/ada"}\n\n', 'data: {"c": "<HOME>"}\n\n'),
+        # Text data right after "data:" (a colon before it in the text, none in the string).
+        ("data:/usr/lib/python3.12/x\n\n", "data: <PYTHON-LIB>/x\n\n"),
+        ("event: a\ndata: /home/ada\n\n", "event: a\ndata: <HOME>\n\n"),
+    ],
+)
+def test_a_stream_without_paths_is_left_unread_and_every_other_is_read(
+    stream: str, stored: str
+) -> None:
+    """Streams whose text shows no path skip the event-by-event pass; those whose strings may
+    hold one in another form (escapes, text right after ``data:``) are read event by event."""
+    from pytest_opdecide._cassettes._scrub import _body_paths
+
+    headers = {"content-type": ["text/event-stream"]}
+    assert _body_paths(stream, MACHINE, headers) == stored
+
+
 def test_decision_level_recordings_name_no_machine() -> None:
     entry = {"reply": {"text": f"saved to {Path.home()}/out.txt"}}
     assert scrub_data([entry], Secrets()) == [{"reply": {"text": "saved to <HOME>/out.txt"}}]

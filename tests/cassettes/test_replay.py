@@ -11,7 +11,12 @@ import httpx
 import pytest
 
 from pytest_opdecide._cassettes._cassette import CassetteMismatch, use_cassette
-from pytest_opdecide._http._replay_routing import replay_async_client, replay_client
+from pytest_opdecide._cassettes._recording_transport import RecordingTransport
+from pytest_opdecide._http._replay_routing import (
+    replay_async_client,
+    replay_client,
+    replay_transport,
+)
 
 from ._support import dedent
 
@@ -185,7 +190,13 @@ def test_record_mode_all_never_replays(tmp_path: Path) -> None:
     # vcrpy patches the mock transport too: "all" sends every request on and records it.
     transport = httpx.MockTransport(handler)
     with use_cassette(path, record="all"), httpx.Client(transport=transport) as client:
-        assert replay_client(object(), headers=httpx.Headers(), timeout=None) is None
+        # This package's clients are recorded by the cassette layer (past other mocks), those
+        # on a transport of their own other than httpx's network one keep it (vcrpy records).
+        assert isinstance(replay_transport(), RecordingTransport)
+        assert isinstance(replay_transport(httpx.HTTPTransport()), RecordingTransport)
+        assert replay_transport(transport) is None
+        headers = httpx.Headers()
+        assert replay_client(object(), headers=headers, timeout=None, own=transport) is None
         assert post(client, b'{"a":1}') == "from the server"
 
 

@@ -427,3 +427,47 @@ def test_runtimes_and_providers_register_what_they_are_configured_with() -> None
         "qp-env-key-8c9d0e",
     } <= registered()
     assert "application/json" not in registered()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"note": "nothing secret", "n": 1}',
+        '{"note": "key hunter2hunter2 here"}',
+        '{"hunter2hunter2": 1}',
+        '{"note": "line\\nhunter2hunter2"}',  # an escape before the secret
+        '{"note": "hunter\\u0032hunter2"}',  # the secret spelt with an escape
+        '{"note": "sk-abcdefghijklmnopqrstuvwx"}',
+        '["plain", "sk-abcdefghijklmnopqrst"]',
+        "hunter2hunter2 in text",
+    ],
+)
+def test_a_body_is_scrubbed_as_its_strings_are(body: str) -> None:
+    """A body whose text holds nothing to replace (and no escape) is passed over unparsed; any
+    other is scrubbed string by string, with the same result as reading every string."""
+    from pytest_opdecide._cassettes import _scrub
+
+    secrets = Secrets(["hunter2hunter2"])
+    try:
+        parsed = json.loads(body)
+        scrubbed = _scrub._by_value(parsed, secrets)
+        expected = body if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
+    except ValueError:
+        expected = secrets.text(body)
+    out = _scrub._body_by_value(body, secrets, {})
+    assert out == expected
+    assert "hunter2hunter2" not in out
+    assert "abcdefghijklmnopqrst" not in out
+
+
+@pytest.mark.parametrize("as_bytes", [True, False], ids=["bytes", "text"])
+def test_a_secret_field_beside_an_escaped_lone_surrogate_is_replaced(as_bytes: bool) -> None:
+    # The body's JSON escapes a lone UTF-16 surrogate, which no UTF-8 text can hold: the
+    # rewritten body keeps it escaped, and the secret is gone.
+    text = '{"token": "minted-session-token", "text": "\\ud800 lone"}'
+    body: Any = text.encode() if as_bytes else text
+    out = Scrubber(secrets=Secrets()).body(body, {"content-type": "application/json"})
+    written = out.decode() if as_bytes else out
+    assert "minted-session-token" not in written
+    assert json.loads(written) == {"token": PLACEHOLDER, "text": "\ud800 lone"}
+    written.encode()  # writable as UTF-8

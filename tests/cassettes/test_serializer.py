@@ -222,3 +222,104 @@ def test_repeats_are_written_out_when_sharing_them_would_pass_the_loaders_bound(
     assert [json.loads(i["request"]["body"]) for i in read] == [
         json.loads(i["request"]["body"]) for i in data["interactions"]
     ]
+
+
+def _committed_cassettes() -> list[Any]:
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    files = sorted(
+        [*root.joinpath("cassettes").rglob("*.yaml"), *root.glob("examples/*/cassettes/**/*.yaml")]
+    )
+    assert files
+    return files
+
+
+def test_every_committed_cassette_written_again_is_unchanged() -> None:
+    """The format is pinned byte for byte: each committed cassette, read as replay reads it
+    and written as recording writes it, is the same file."""
+    for path in _committed_cassettes():
+        text = path.read_text(encoding="utf-8")
+        assert ReadableYaml.serialize(ReadableYaml.deserialize(text)) == text, path
+
+
+_ODD_VALUES: list[Any] = [
+    {"f": 1.5, "g": 1e20, "h": -0.0, "nan": float("nan"), "inf": float("-inf"), "i": 10**30},
+    {"b": b"\xff\x00bin", "t": True, "n": None, "e": {}, "l": [], "y": "yes", "no": "no"},
+    {"multi\nline key": "x", "s": "a\nb\n\n", "sp": " lead", "u": "é\U0001f600", "o": "0o17"},
+    [["nested", ["deeper", {"k": "v" * 300 + " w" * 80}]], "~", "null", "", "- dash", "#"],
+]
+
+
+@pytest.mark.parametrize("value", _ODD_VALUES)
+def test_the_node_builder_writes_what_pyyamls_representer_does(value: Any) -> None:
+    """:func:`dump_yaml` builds the YAML nodes itself: the text is what PyYAML's safe
+    representer and the same emitter write, for every kind of value, shared ones too."""
+    from pytest_opdecide._cassettes import _yaml_format
+
+    shared = {"schema": {"type": "object"}}
+    for data in (value, {"one": value, "two": value, "three": shared, "four": shared}):
+        for dumper in (_yaml_format._Dumper, _yaml_format._UnsharedDumper):
+            theirs = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=False, width=100)
+            if theirs.endswith("\n...\n"):
+                theirs = theirs.removesuffix("...\n")
+            assert _yaml_format._dumped(data, dumper, False) == theirs
+
+
+def test_a_lone_surrogate_escape_is_recorded_as_the_text_it_came_as(tmp_path: Any) -> None:
+    """JSON may escape half of a UTF-16 pair (``\\ud800``), which no UTF-8 file holds: such a
+    body or event is stored as its text, and replays as sent (a pair stays data)."""
+    from pytest_opdecide._cassettes._file import read_interactions, write_cassette
+    from pytest_opdecide._cassettes._scrub import Scrubber
+    from pytest_opdecide._http._secrets import Secrets
+
+    lone = '{"content": "half \\ud800 of a pair"}'
+    pair = '{"content": "\\ud83d\\ude00"}'
+    stream = f"data: {lone}\n\ndata: {pair}\n\ndata: [DONE]\n\n"
+    data = cassette(lone.encode(), stream.encode(), "text/event-stream")
+    text = ReadableYaml.serialize(data)
+    assert 'body: \'{"content": "half \\ud800 of a pair"}\'' in text  # as text
+    assert "- data: '" + lone + "'" in text
+    assert '- data:\n            content: "\\U0001F600"' in text  # the pair is data
+    read = ReadableYaml.deserialize(text)["interactions"][0]
+    assert read["request"]["body"] == lone
+    assert read["response"]["body"]["string"] == stream.replace(pair, '{"content": "😀"}')
+    request, response = data["interactions"][0]["request"], data["interactions"][0]["response"]
+    path = tmp_path / "c.yaml"
+    write_cassette(path, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    assert read_interactions(path)
+
+
+def test_the_write_check_refuses_what_reading_refuses() -> None:
+    """:meth:`ReadableYaml.check` (what recording runs on the text it is about to write)
+    refuses exactly the texts :meth:`ReadableYaml.deserialize` (what replay runs) refuses."""
+    from pytest_opdecide._cassettes._yaml_loader import Refused
+
+    good = ReadableYaml.serialize(cassette('{"a": 1}', "ok", "text/plain"))
+    gzip_claim = good.replace("content-type: text/plain", "content-encoding: gzip")
+    texts = [
+        good,
+        gzip_claim,
+        good.removesuffix("version: 1\n"),  # cut short
+        good.replace("code: 200", "code: 999"),
+        good.replace("method: POST", "method: [POST]"),
+        good.replace("version: 1", "version: 7"),
+        *(path.read_text(encoding="utf-8") for path in _committed_cassettes()[:3]),
+    ]
+    assert "content-encoding: gzip" in gzip_claim
+    for text in texts:
+        outcomes = []
+        for read in (ReadableYaml.check, ReadableYaml.deserialize):
+            try:
+                read(text)
+            except (Refused, yaml.YAMLError) as error:
+                outcomes.append(type(error))
+            else:
+                outcomes.append(None)
+        assert outcomes[0] == outcomes[1], text
+    refused = 0
+    for text in texts[1:6]:
+        with pytest.raises(Refused):
+            ReadableYaml.check(text)
+        refused += 1
+    assert refused == 5

@@ -6,11 +6,17 @@ at the cost of a few comparisons, and one that differs in any of them is read an
 ``from __future__ import annotations`` here: the closures' annotations are evaluated per call.)
 """
 
+import inspect
+import typing
 from typing import Annotated, Any, Literal
 
+import pytest
+
 from pytest_opdecide import Param
-from pytest_opdecide._nextstep import _options
+from pytest_opdecide._nextstep import _function_shapes, _options
 from pytest_opdecide._nextstep._options import normalize_options
+
+from . import _future_types
 
 
 def _make(limit: Any, doc: str = "Refund the customer.") -> Any:
@@ -75,9 +81,28 @@ def test_an_annotation_changed_in_place_is_read_anew() -> None:
 
 def test_the_shapes_kept_by_code_are_bounded() -> None:
     _options.clear_caches()
-    for n in range(_options._CODE_CACHE_MAX + 50):
+    for n in range(_function_shapes._CODE_CACHE_MAX + 50):
         namespace: dict[str, Any] = {}
         exec(f"def f{n}(x: int) -> int:\n    return x", namespace)
         normalize_options({"f": namespace[f"f{n}"]})
-    assert len(_options._code_cache) <= _options._CODE_CACHE_MAX
+    assert len(_function_shapes._code_cache) <= _function_shapes._CODE_CACHE_MAX
     _options.clear_caches()
+
+
+def _typed_futures() -> list[Any]:
+    # That module's annotations are strings (``from __future__ import annotations``).
+    return [v for v in vars(_future_types).values() if inspect.isfunction(v)]
+
+
+@pytest.mark.parametrize("fn", _typed_futures(), ids=lambda fn: fn.__name__)
+def test_annotations_resolved_on_the_quick_path_are_what_get_type_hints_resolves(fn: Any) -> None:
+    quick = _function_shapes._quick_hints(fn)
+    try:
+        full = typing.get_type_hints(fn, include_extras=True)
+    except NameError:  # the unresolvable ones: never on the quick path
+        assert quick is None
+        return
+    full.pop("return", None)
+    assert quick is None or quick == full
+    if fn.__name__ == "scalars":
+        assert quick == full  # plain classes are resolved on the quick path

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import pytest
 
 from pytest_opdecide import decision
-from pytest_opdecide._nextstep._options import normalize_options
+from pytest_opdecide._nextstep._options import _normalize, normalize_options
 
 
 def lookup_order(order_id: str) -> str:
@@ -219,3 +219,84 @@ def test_menus_that_never_repeat_are_served_right_every_time() -> None:
         assert f"Close ticket {n}." in normalize_options(options).text
     again = {"close": ("CLOSED", "Close ticket 3."), "wait": "WAITING"}
     assert "Close ticket 3." in normalize_options(again).text
+
+
+def _fresh(options: Any) -> Any:
+    """What a menu is made of, as the parser alone builds it (no cache)."""
+    menu, _ = _normalize(options)
+    return _made_of(menu)
+
+
+def _made_of(menu: Any) -> Any:
+    return (
+        menu.text,
+        menu.names,
+        menu.async_options,
+        [
+            (o.name, o.kind, o.description, o.fields, id(o.handler), id(o.value))
+            for o in menu.options
+        ],
+    )
+
+
+def _per_call(ticket: int) -> dict[str, Any]:
+    def refund(amount: float) -> str:
+        """Refund the customer."""
+        return f"refunded {amount} on {ticket}"
+
+    return {
+        "refund": (refund, f"Refund ticket {ticket}.\nOnly once."),
+        "lookup": lookup_order,
+        "plan": (f"Plan for {ticket}.", {"steps": [str]}),
+        "close": (f"CLOSED {ticket}", f"Close ticket {ticket}."),
+        "escalate": ("ESCALATED", "Hand it over."),
+        "wait": "WAITING",
+    }
+
+
+def test_per_call_texts_and_closures_are_each_call_s_own_and_render_as_a_fresh_menu() -> None:
+    for ticket in range(40):  # past the run of misses after which most are not kept
+        options = _per_call(ticket)
+        menu = normalize_options(options)
+        assert _made_of(menu) == _fresh(options)
+        assert f"    Refund ticket {ticket}.\n    Only once.\n" in menu.text
+        assert menu.by_name["refund"].handler is options["refund"][0]
+        assert decision.resolve_decision('{"call": "refund", "args": {"amount": 1}}', options) == (
+            f"refunded 1.0 on {ticket}"
+        )
+    repeated = _per_call(7)
+    assert normalize_options(repeated) is normalize_options(repeated)
+
+
+def test_a_closure_that_is_no_longer_the_same_is_read_anew() -> None:
+    def menu(rename: str | None = None, mark: bool = False) -> list[Any]:
+        def pay(amount: int) -> str:
+            """Pay."""
+            return str(amount)
+
+        if rename is not None:
+            pay.__name__ = rename
+        if mark:
+            pay.__dict__["marked"] = True
+        return [pay, "wait"]
+
+    assert normalize_options(menu()).names == ("pay", "wait")
+    assert normalize_options(menu()).names == ("pay", "wait")
+    assert normalize_options(menu("settle")).names == ("settle", "wait")
+    assert normalize_options(menu()).names == ("pay", "wait")
+    marked = menu(mark=True)
+    assert normalize_options(marked).by_name["pay"].handler is marked[0]
+
+
+def test_a_closure_without_fields_and_another_docstring_is_read_anew() -> None:
+    def menu(doc: str) -> dict[str, Any]:
+        def close() -> str:
+            return "closed"
+
+        close.__doc__ = doc
+        return {"close": close, "wait": "WAITING"}
+
+    for _ in range(2):
+        assert "    Close it.\n" in normalize_options(menu("Close it.")).text
+    assert "    Shut it.\n" in normalize_options(menu("Shut it.")).text
+    assert "    Close it.\n" in normalize_options(menu("Close it.")).text

@@ -51,3 +51,14 @@ def test_a_bad_keep_is_refused_when_set(bad: object) -> None:
     runtime = FunctionRuntime(lambda call: pick("close"))
     with pytest.raises(TypeError, match=r"trace.keep must be a whole number >= 0 or None"):
         runtime.trace.keep = bad  # type: ignore[assignment]
+
+
+def test_between_reads_at_most_keep_and_a_batch_are_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Trimmed in batches of max(16, keep / 8), never read in between: the held tail is bounded.
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    runtime = FunctionRuntime(lambda call: pick("close"))
+    runtime.trace.keep = 3
+    for _ in range(200):
+        _decide(runtime, 1)
+        assert len(runtime.trace._records) <= 3 + 16
+    assert runtime.trace.forgotten == 197

@@ -228,3 +228,19 @@ def test_random_constraint_combinations_are_valid_on_the_first_draw(
 
     schema = {f"f{i}": annotation for i, annotation in enumerate(annotations)}
     first_draw_is_valid({"act": ("Act.", schema)}, seed)
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        # 0.30000000000000004 / 0.1 is 3.0000000000000004: its ceiling missed 3 * 0.1 itself.
+        pydantic.Field(ge=3 * 0.1, le=3 * 0.1, multiple_of=0.1),
+        # 127 * 0.1 is 12.700000000000001: rounded to 12.7, it fell below the bound.
+        pydantic.Field(ge=127 * 0.1, le=20, multiple_of=0.1),
+        pydantic.Field(gt=7 * 0.1, lt=0.95, multiple_of=0.1),
+    ],
+    ids=["a-single-multiple", "rounding-crosses-the-bound", "open-bounds"],
+)
+@pytest.mark.parametrize("seed", range(5))
+def test_multiples_on_a_bound_the_floats_round_past(field: Any, seed: int) -> None:
+    first_draw_is_valid({"act": ("Act.", {"x": Annotated[float, field]})}, seed)

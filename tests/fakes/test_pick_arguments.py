@@ -228,3 +228,33 @@ class TestWhereTheCheckApplies:
         assert decision.make("Book.", OPTIONS, runtime=ScriptedRuntime(step)) == (
             "Oslo x2 business"
         )
+
+    def test_a_pick_accepted_once_is_checked_again_when_its_option_changed(self) -> None:
+        # Valid picks are remembered by their text and the option's checks; the same text
+        # against an option that now takes another type is refused, closures included.
+        runtime = FunctionRuntime(lambda call: pick("plan", budget="ten"))
+
+        def menu(budget_type: type) -> dict[str, Any]:
+            def plan(budget: str) -> str:
+                """Plan."""
+                return budget
+
+            if budget_type is int:
+
+                def plan(budget: int) -> str:  # type: ignore[misc]  # the same name, another type
+                    """Plan."""
+                    return str(budget)
+
+            return {"plan": plan, "schema": ("Plan.", {"budget": budget_type})}
+
+        for _ in range(2):
+            assert decision.make("Plan.", menu(str), runtime=runtime) == "ten"
+        with pytest.raises(ScriptMismatch, match="Field 'budget' must be int, got str"):
+            decision.make("Plan.", menu(int), runtime=runtime)
+        schema_pick = FunctionRuntime(lambda call: pick("schema", budget="ten"))
+        assert decision.make("Plan.", menu(str), runtime=schema_pick) == {
+            "decision": "schema",
+            "budget": "ten",
+        }
+        with pytest.raises(ScriptMismatch, match="Field 'budget' must be int, got str"):
+            decision.make("Plan.", menu(int), runtime=schema_pick)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import fake_runtimes
 
 EXPECTED = [
@@ -58,7 +61,7 @@ def test_every_exported_name_exists() -> None:
 def test_no_other_public_name_leaks() -> None:
     public = {
         name
-        for name in vars(fake_runtimes)
+        for name in dir(fake_runtimes)
         if not name.startswith("_")
         and not isinstance(getattr(fake_runtimes, name), type(fake_runtimes))
     }
@@ -74,3 +77,19 @@ def test_the_package_is_typed() -> None:
     from importlib.resources import files
 
     assert files("fake_runtimes").joinpath("py.typed").is_file()
+
+
+def test_a_scripted_test_loads_nothing_of_the_question_side() -> None:
+    # Every pytest process (each xdist worker) that scripts a runtime imports the fakes: the
+    # question fakes, their provider and httpx load only with the first one asked for.
+    probe = (
+        "import sys, fake_runtimes\n"
+        "from pytest_opdecide import decision\n"
+        "runtime = fake_runtimes.ScriptedRuntime(fake_runtimes.pick('a'))\n"
+        "assert decision.make('Go.', {'a': 1}, runtime=runtime) == 1\n"
+        "assert 'pytest_opdecide.questions' not in sys.modules, 'loaded too early'\n"
+        "assert 'httpx' not in sys.modules, 'loaded too early'\n"
+        "assert fake_runtimes.choose('x').option == 'x'\n"
+        "assert 'pytest_opdecide.questions' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60)

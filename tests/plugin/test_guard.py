@@ -83,6 +83,7 @@ def test_a_test_that_uses_the_plugin_reaches_only_the_loopback(project: pytest.P
         test_calls=f"""
         import asyncio
 
+        import respx
         from conftest import *
 
         pytestmark = pytest.mark.opdecide()  # the marker alone makes a test use the plugin
@@ -156,6 +157,39 @@ def test_a_test_that_uses_the_plugin_reaches_only_the_loopback(project: pytest.P
                 assert client.get("https://api.example.com/v1/models").text == "mocked"
 
 
+        def test_a_call_respx_answers_is_no_real_call():
+            with respx.mock:
+                respx.get("https://crm.example/tickets/7").respond(json={{"tier": "gold"}})
+                assert httpx.get("https://crm.example/tickets/7").json() == {{"tier": "gold"}}
+
+
+        async def test_a_call_respx_answers_is_no_real_call_async():
+            with respx.mock:
+                respx.get("https://crm.example/tickets/7").respond(json={{"tier": "gold"}})
+                async with httpx.AsyncClient() as client:
+                    reply = await client.get("https://crm.example/tickets/7")
+            assert reply.json() == {{"tier": "gold"}}
+
+
+        def test_a_call_respx_lets_through_is_blocked():
+            with respx.mock, pytest.raises(RealCallBlocked) as caught:
+                respx.route(host="api.example.com").pass_through()
+                httpx.get("https://api.example.com/v1/models?key=k")
+            assert str(caught.value) == MESSAGE.format(
+                target="https://api.example.com/v1/models",
+                test="test_calls.py::test_a_call_respx_lets_through_is_blocked",
+                end=ALLOW_LINE.format(host="api.example.com"),
+            )
+
+
+        async def test_a_call_respx_lets_through_is_blocked_async():
+            with respx.mock:
+                respx.route(host="api.example.com").pass_through()
+                async with httpx.AsyncClient() as client:
+                    with pytest.raises(RealCallBlocked, match="https://api.example.com/v1"):
+                        await client.get("https://api.example.com/v1")
+
+
         @pytest.mark.opdecide(guard=False)
         def test_the_marker_lets_it_through():
             with pytest.raises(httpx.ConnectError) as caught:
@@ -180,7 +214,7 @@ def test_a_test_that_uses_the_plugin_reaches_only_the_loopback(project: pytest.P
         """
     )
     result = project.runpytest_subprocess("--tb=short")
-    result.assert_outcomes(passed=11, failed=1)
+    result.assert_outcomes(passed=15, failed=1)
     result.stdout.fnmatch_lines(
         [
             "E   pytest_opdecide.RealCallBlocked: pytest-opdecide blocked a real call to "

@@ -1,0 +1,526 @@
+"""Function options' shapes: what a function's menu entry is made of, read once per shape.
+
+A function's signature, resolved annotations and docstring make its *shape*: the fields the
+model fills, the parameters the library fills (context and runtime), the description, and the
+compiled argument check. Reading one costs a signature, type resolution and a pydantic
+validator, so shapes are cached: by the function (checked against its defaults and docstring),
+and, for plain functions, by code (a closure defined inside the method that decides is a new
+object on every call, but shares its code; see *shapes by what determines them*).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import operator
+import re
+import typing
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic.fields import FieldInfo as _FieldInfo
+
+from pytest_opdecide._nextstep._annotations import (
+    FromContext,
+    Param,
+    annotation_label,
+    bounded,
+    spec_from_annotation,
+)
+from pytest_opdecide._nextstep._field_types import (
+    SCALAR_PLACEHOLDERS,
+    ChoiceSpec,
+    FieldSpec,
+    ScalarSpec,
+    TypeSpec,
+    UnknownSpec,
+    UnsupportedType,
+)
+from pytest_opdecide._nextstep._validation import ArgsValidator
+
+__all__ = ["RUNTIME_PARAMETER_NAMES", "clear_shape_caches", "known_shape"]
+
+RUNTIME_PARAMETER_NAMES = frozenset({"runtime", "exec_runtime", "review_runtime"})
+"""Parameters with these names receive the active runtime and are hidden from the model."""
+
+# --- functions ---------------------------------------------------------------------------------
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
+_ARG_LINE = re.compile(r"^(\s*)(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _first_paragraph(doc: str | None) -> str:
+    """The first paragraph of a docstring cleaned by ``inspect.getdoc``, on one line."""
+    if not doc:
+        return ""
+    cleaned = doc.strip()
+    para = cleaned.split("\n\n", 1)[0]
+    return " ".join(line.strip() for line in para.splitlines() if line.strip())
+
+
+def _doc_arg_descriptions(doc: str | None) -> dict[str, str]:
+    """Parameter descriptions from the Google-style ``Args:`` section of a docstring cleaned by
+    ``inspect.getdoc``."""
+    if not doc or ("Args" not in doc and "Arguments" not in doc and "Parameters" not in doc):
+        return {}
+    out: dict[str, str] = {}
+    lines = doc.splitlines()
+    inside = False
+    indent: int | None = None
+    current: str | None = None
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            inside, indent, current = True, None, None
+            continue
+        if not inside:
+            continue
+        if not line.strip():
+            continue
+        width = len(line) - len(line.lstrip())
+        if width == 0:
+            inside = False
+            continue
+        match = _ARG_LINE.match(line)
+        if match and (indent is None or width == indent):
+            indent = width
+            current = match.group(2).lstrip("*")
+            out[current] = match.group(4).strip()
+        elif current is not None and indent is not None and width > indent:
+            out[current] = f"{out[current]} {line.strip()}".strip()
+    return out
+
+
+def _is_runtime_annotation(hint: Any) -> bool:
+    base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+    candidates = typing.get_args(base) or (base,)
+    return any(getattr(c, "__opdecide_runtime__", False) for c in candidates if isinstance(c, type))
+
+
+_annotation_code: dict[str, Any] = {}
+_ANNOTATION_CODE_MAX = 4096
+_NoneType = type(None)
+_FunctionType = type(_first_paragraph)
+
+
+def _plain_hint(value: Any, depth: int = 0) -> bool:
+    """Whether an evaluated annotation is one ``get_type_hints`` returns as it is: a class,
+    ``Any``, or a generic or union of those (no string, forward reference, ``Annotated`` or
+    ``Literal`` inside: those are left to ``get_type_hints``)."""
+    if value is Any:
+        return True
+    origin = typing.get_origin(value)
+    if origin is None:
+        return isinstance(value, type)
+    if depth > 8 or origin is typing.Annotated or origin is typing.Literal:
+        return False
+    return all(_plain_hint(arg, depth + 1) for arg in typing.get_args(value))
+
+
+def _quick_hints(target: Any) -> dict[str, Any] | None:
+    """The parameters' annotations of a plain function, resolved as ``get_type_hints`` resolves
+    them, with each annotation string compiled once per process (compiling is most of the cost
+    of a first sight); ``None`` where anything is not plain (see :func:`_plain_hint`), for
+    ``get_type_hints`` to decide."""
+    if type(target) is not _FunctionType:
+        return None
+    annotations = target.__annotations__
+    globalns = target.__globals__
+    hints: dict[str, Any] = {}
+    for name, value in annotations.items():
+        if name == "return":  # never read: a return type names no field
+            continue
+        if type(value) is str:
+            code = _annotation_code.get(value)
+            if code is None:
+                try:
+                    code = compile(value, "<annotation>", "eval")
+                except SyntaxError:
+                    return None
+                if len(_annotation_code) >= _ANNOTATION_CODE_MAX:
+                    _annotation_code.clear()
+                _annotation_code[value] = code
+            try:
+                value = eval(code, globalns)  # as get_type_hints does
+            except Exception:
+                return None
+        if value is None:
+            value = _NoneType
+        elif not _plain_hint(value):
+            return None
+        hints[name] = value
+    return hints
+
+
+def _resolve_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, Any]:
+    """Annotations resolved with ``get_type_hints``; unresolvable ones stay strings, one by one."""
+    target = inspect.unwrap(fn)
+    quick = _quick_hints(target)
+    if quick is not None:
+        return quick
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception:
+        pass
+    hints: dict[str, Any] = {}
+    globalns = getattr(target, "__globals__", {})
+    for name, param in sig.parameters.items():
+        ann = param.annotation
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, dict(globalns))
+            except Exception:
+                if "FromContext" in ann or "Runtime" in ann:
+                    # Guessing would hand a hidden parameter to the model: refuse instead.
+                    raise TypeError(
+                        f"Cannot resolve the annotation {ann!r} of parameter {name!r} of "
+                        f"{getattr(target, '__qualname__', target)!r}: import the names it uses "
+                        "at module level, so that hidden parameters stay hidden"
+                    ) from None
+                hints[name] = ann
+                continue
+        hints[name] = ann
+    return hints
+
+
+@dataclass(frozen=True, slots=True)
+class _FunctionShape:
+    fields: tuple[FieldSpec, ...]
+    hidden: tuple[FieldSpec, ...]
+    description: str
+    positional: tuple[str, ...]
+    validator: ArgsValidator | None
+    version: tuple[Any, ...]
+
+
+class _UnsupportedParameter(TypeError):
+    def __init__(self, parameter: str, annotation: Any, reason: str) -> None:
+        super().__init__(parameter, annotation, reason)
+        self.parameter = parameter
+        self.annotation = annotation
+        self.reason = reason
+
+
+_VERSION = operator.attrgetter("__defaults__", "__kwdefaults__", "__doc__")
+"""What a function's menu entry depends on besides its identity, and that can be changed on the
+same function object: its defaults and its docstring."""
+
+
+def _version(fn: Any) -> tuple[Any, ...]:
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return _VERSION(fn)
+    return ()
+
+
+_function_cache: weakref.WeakKeyDictionary[Any, _FunctionShape] = weakref.WeakKeyDictionary()
+_method_cache: weakref.WeakKeyDictionary[Any, _FunctionShape] = weakref.WeakKeyDictionary()
+_unweakable_cache: dict[Any, _FunctionShape] = {}
+_UNWEAKABLE_MAX = 4096
+
+
+# --- shapes by what determines them ---------------------------------------------------------
+# A function defined inside the method that makes the decision is a new object on every call,
+# but every such closure shares its ``__code__``; what else its shape is made of can be read off
+# the function object: its defaults, its annotations, its docstring and its globals (where string
+# annotations are resolved). Shapes are also kept by code, each with a copy of those parts,
+# compared exactly (see :func:`_same`), so a fresh closure costs a few comparisons, not a new
+# signature, type resolution and pydantic validator.
+
+_code_cache: dict[Any, list[tuple[tuple[Any, ...], _FunctionShape]]] = {}
+_CODE_CACHE_MAX = 1024
+_SHAPES_PER_CODE = 4
+_EXACT_LEAVES = (str, int, float, bool, bytes, type(None), complex)
+
+
+def _same(a: Any, b: Any, depth: int = 0) -> bool:
+    """Whether ``a`` and ``b`` make the same shape: the same object, or equal values of the very
+    same types all the way down (``1``, ``1.0`` and ``True`` are equal but render apart)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b) or depth > 32:
+        return False
+    if kind in _EXACT_LEAVES:
+        return bool(a == b)
+    if kind is tuple or kind is list:
+        if len(a) != len(b):
+            return False
+        if all(map(operator.is_, a, b)):  # the usual case, in C
+            return True
+        return all(_same(x, y, depth + 1) for x, y in zip(a, b, strict=False))
+    if kind is dict:
+        if list(a) != list(b):
+            return False
+        if all(map(operator.is_, a.values(), b.values())):
+            return True
+        return all(_same(a[k], b[k], depth + 1) for k in a)
+    args = getattr(a, "__args__", None)
+    if isinstance(args, tuple):  # a typing construct: list[str], X | None, Literal[...]
+        return (
+            _same(getattr(a, "__origin__", None), getattr(b, "__origin__", None), depth + 1)
+            and _same(args, getattr(b, "__args__", None), depth + 1)
+            and _same(getattr(a, "__metadata__", None), getattr(b, "__metadata__", None), depth + 1)
+        )
+    if dataclasses.is_dataclass(a):  # Param, FromContext
+        return all(
+            _same(getattr(a, f.name), getattr(b, f.name), depth + 1) for f in dataclasses.fields(a)
+        )
+    return False  # any other object: only itself
+
+
+def _same_parts(kept: tuple[Any, ...], parts: tuple[Any, ...]) -> bool:
+    """:func:`_same` of a kept shape's parts (after its globals) and a function's: the usual
+    case, the very objects or containers of the very objects, told without recursing."""
+    for a, b in zip(kept[1:], parts, strict=True):
+        if a is b:
+            continue
+        kind = type(a)
+        if kind is not type(b):
+            return False
+        if kind is tuple:
+            if len(a) == len(b) and all(map(operator.is_, a, b)):
+                continue
+        elif kind is dict and list(a) == list(b) and all(map(operator.is_, a.values(), b.values())):
+            continue
+        if not _same(a, b, 1):
+            return False
+    return True
+
+
+def _shape_by_code(fn: Any) -> _FunctionShape:
+    code = fn.__code__
+    parts = (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
+    shapes = _code_cache.get(code)
+    if shapes is not None:
+        for kept, shape in shapes:
+            if kept[0] is fn.__globals__ and _same_parts(kept, parts):
+                return shape
+    shape = _introspect(fn)
+    if shapes is None:
+        if len(_code_cache) >= _CODE_CACHE_MAX:
+            _code_cache.pop(next(iter(_code_cache)))
+        shapes = _code_cache[code] = []
+    # A copy of the annotations: the function's own dict can be changed in place.
+    kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
+    shapes.insert(0, (kept, shape))
+    del shapes[_SHAPES_PER_CODE:]
+    return shape
+
+
+def known_shape(fn: Any) -> _FunctionShape | None:
+    """The shape kept for a plain function's code and parts, as :func:`_shape_by_code` finds
+    it, or ``None``; never reads a signature."""
+    shapes = _code_cache.get(fn.__code__)
+    if shapes is not None:
+        parts = (fn.__defaults__, fn.__kwdefaults__, fn.__annotations__, fn.__doc__)
+        for kept, shape in shapes:
+            if kept[0] is fn.__globals__ and _same_parts(kept, parts):
+                return shape
+    return None
+
+
+def _by_code(fn: Any) -> bool:
+    """Whether ``fn``'s shape is made of its code, defaults, annotations and doc alone: a plain
+    function, not wrapped and without a signature of its own."""
+    return (
+        type(fn) is _FunctionType
+        and "__wrapped__" not in fn.__dict__
+        and "__signature__" not in fn.__dict__
+    )
+
+
+def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
+    if _by_code(fn):
+        cached = _function_cache.get(fn)  # the same function again: found by identity
+        if cached is not None and cached.version == _VERSION(fn):
+            return cached
+        shape = _shape_by_code(fn)
+        if fn.__closure__ is None:  # a closure is new on every call: not worth keeping
+            _function_cache[fn] = shape
+        return shape
+    # A bound method is a new object on every attribute access: key it by its function, in a
+    # cache of its own (the bound signature has no ``self``).
+    if inspect.ismethod(fn):
+        cache, key = _method_cache, fn.__func__
+    else:
+        cache, key = _function_cache, fn
+    try:
+        cached = cache.get(key)
+        weak = True
+    except TypeError:
+        weak = False
+        cached = _unweakable_cache.get(fn) if _hashable(fn) else None
+    if cached is not None and cached.version == _version(fn):
+        return cached
+    shape = _introspect(fn)
+    if weak:
+        cache[key] = shape
+    elif _hashable(fn) and len(_unweakable_cache) < _UNWEAKABLE_MAX:
+        _unweakable_cache[fn] = shape
+    return shape
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+_Parameter = tuple[str, Any, Any, bool]
+"""A parameter the model or the library fills: its name, annotation (as written, or
+``Parameter.empty``), default (or ``Parameter.empty``) and whether it is positional-only;
+``*args`` and ``**kwargs`` are never among them."""
+
+_EMPTY = inspect.Parameter.empty
+
+
+def _code_parameters(fn: Any) -> list[_Parameter]:
+    """A plain function's parameters read off its code object, defaults and annotations, as
+    ``inspect.signature`` reads them (see :func:`_by_code`: not wrapped, no ``__signature__``)."""
+    code = fn.__code__
+    names = code.co_varnames
+    count = code.co_argcount
+    positional_only = code.co_posonlyargcount
+    defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__ or {}
+    annotations = fn.__annotations__
+    first_default = count - len(defaults)
+    out: list[_Parameter] = []
+    for i in range(count):
+        name = names[i]
+        default = defaults[i - first_default] if i >= first_default else _EMPTY
+        out.append((name, annotations.get(name, _EMPTY), default, i < positional_only))
+    for name in names[count : count + code.co_kwonlyargcount]:
+        out.append((name, annotations.get(name, _EMPTY), kwdefaults.get(name, _EMPTY), False))
+    return out
+
+
+def _signature_parameters(sig: inspect.Signature) -> list[_Parameter]:
+    return [
+        (name, param.annotation, param.default, param.kind is inspect.Parameter.POSITIONAL_ONLY)
+        for name, param in sig.parameters.items()
+        if param.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]  # *args and **kwargs: never shown, never required (the model cannot fill them)
+
+
+def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
+    """The shape of ``fn``: a plain function's parameters read off its code and its annotations
+    resolved once compiled (the first sight of a closure); anything else, or any annotation that
+    is not plain, through ``inspect.signature`` and ``typing.get_type_hints``."""
+    hints = _quick_hints(fn) if _by_code(fn) else None
+    if hints is not None:
+        parameters = _code_parameters(fn)
+        doc = fn.__doc__
+        doc = inspect.cleandoc(doc) if type(doc) is str else inspect.getdoc(fn)
+    else:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Cannot read the signature of option function {fn!r}: {exc}") from None
+        hints = _resolve_hints(fn, sig)
+        parameters = _signature_parameters(sig)
+        doc = inspect.getdoc(fn.func if isinstance(fn, functools.partial) else fn)
+    return _shape(fn, parameters, hints, doc)
+
+
+def _shape(
+    fn: Any, parameters: list[_Parameter], hints: dict[str, Any], doc: str | None
+) -> _FunctionShape:
+    doc_args = _doc_arg_descriptions(doc)
+    fields: list[FieldSpec] = []
+    hidden: list[FieldSpec] = []
+    for name, annotation, default, positional_only in parameters:
+        hint: Any = hints.get(name, annotation)
+        has_default = default is not _EMPTY
+        if (
+            type(hint) is type
+            and hint in SCALAR_PLACEHOLDERS
+            and name not in RUNTIME_PARAMETER_NAMES
+        ):
+            # ``str``, ``int``...: what spec_from_annotation makes of them, without its dispatch
+            description = doc_args.get(name, "")
+            fields.append(
+                FieldSpec(
+                    name,
+                    ScalarSpec(hint),
+                    description,
+                    required=not has_default,
+                    default=default,
+                    positional_only=positional_only,
+                )
+            )
+            continue
+        meta = hint.__metadata__ if typing.get_origin(hint) is typing.Annotated else ()
+        context = next((m for m in meta if isinstance(m, FromContext)), None)
+        if name in RUNTIME_PARAMETER_NAMES or _is_runtime_annotation(hint):
+            hidden.append(
+                FieldSpec(
+                    name,
+                    UnknownSpec(annotation_label(hint)),  # filled by the library, never validated
+                    required=not has_default,
+                    source="runtime",
+                    default=default,
+                    positional_only=positional_only,
+                )
+            )
+            continue
+        if context is not None:
+            hidden.append(
+                FieldSpec(
+                    name,
+                    UnknownSpec(annotation_label(hint)),  # filled from the context, never validated
+                    required=not has_default,
+                    source="context",
+                    context_key=context.key or name,
+                    default=default,
+                    positional_only=positional_only,
+                )
+            )
+            continue
+        param_meta = next((m for m in meta if isinstance(m, Param)), None)
+        try:
+            spec: TypeSpec = spec_from_annotation(hint)
+        except UnsupportedType as exc:
+            raise _UnsupportedParameter(name, hint, str(exc)) from None
+        description = doc_args.get(name, "")
+        field_description = next(
+            (m.description for m in meta if isinstance(m, _FieldInfo) and m.description), ""
+        )
+        description = field_description or description
+        if param_meta is not None:
+            description = param_meta.description or description
+            spec = bounded(spec, hint, param_meta.max_length)
+            if param_meta.options is not None:
+                spec = ChoiceSpec(spec, tuple(param_meta.options))
+        fields.append(
+            FieldSpec(
+                name,
+                spec,
+                description,
+                required=not has_default,
+                default=default,
+                positional_only=positional_only,
+            )
+        )
+    positional = tuple(p[0] for p in parameters if p[3])
+    shown = tuple(fields)
+    try:
+        validator = ArgsValidator(shown, all_required=False) if shown else None
+    except UnsupportedType as exc:
+        raise _UnsupportedParameter("", None, str(exc)) from None
+    return _FunctionShape(
+        shown, tuple(hidden), _first_paragraph(doc), positional, validator, _version(fn)
+    )
+
+
+def clear_shape_caches() -> None:
+    """Forget every cached function shape (for benchmarks)."""
+    _function_cache.clear()
+    _method_cache.clear()
+    _code_cache.clear()
+    _unweakable_cache.clear()
+    _annotation_code.clear()

@@ -1,0 +1,213 @@
+"""The first sight of a function option, read the fast way, gives what the slow way gives.
+
+A plain function's parameters are read off its code object (names, counts, defaults and
+annotations) instead of ``inspect.signature``, and an argument validator whose fields all have
+types pydantic-core always compiles is compiled on the option's first pick. Each function here
+is read both ways: as it is (the fast path) and as a copy carrying its own ``__signature__``
+(which sends it through ``inspect.signature`` and ``typing.get_type_hints``); the shapes and
+the menu text must be the same.
+"""
+
+import functools
+import inspect
+import types
+from typing import Annotated, Any, Literal
+
+import pytest
+
+from pytest_opdecide import FromContext, Param, Runtime
+from pytest_opdecide._nextstep import _function_shapes, _options
+from pytest_opdecide._nextstep._field_types import FieldSpec, ScalarSpec
+from pytest_opdecide._nextstep._options import normalize_options, render_menu
+from pytest_opdecide._nextstep._validation import ArgsValidator
+
+from . import _future_types
+
+
+def positional_only(order_id: str, count: int = 2, /, note: str = "n") -> str:
+    """Positional-only parameters, one with a default.
+
+    Args:
+        order_id: The order.
+        count: How many.
+    """
+    return order_id
+
+
+def keyword_only(first: int, *, limit: int = 5, label: str) -> str:
+    """Keyword-only parameters, with and without defaults."""
+    return label
+
+
+def variadic(code: str, *rest: int, flag: bool = False, **extra: str) -> str:
+    """``*args`` and ``**kwargs``: never shown, as the slow path leaves them out."""
+    return code
+
+
+def hidden_ones(
+    query: str, runtime: Runtime, user: Annotated[str, FromContext("user_id")] = "u"
+) -> str:
+    """Parameters the library fills."""
+    return query
+
+
+def constrained(
+    priority: Annotated[str, Param("How urgent.", options=["low", "high"])],
+    mode: Literal["a", "b"] = "a",
+    items: list[int] | None = None,
+) -> str:
+    return priority
+
+
+def no_annotations(a, b=3):  # type: ignore[no-untyped-def]
+    return a
+
+
+def no_docstring(amount: float, reason: str) -> str:
+    return reason
+
+
+FUNCTIONS = [
+    positional_only,
+    keyword_only,
+    variadic,
+    hidden_ones,
+    constrained,
+    no_annotations,
+    no_docstring,
+    _future_types.scalars,  # annotations as strings (``from __future__ import annotations``)
+    _future_types.typed,
+    _future_types.structured,
+    _future_types.hidden,
+]
+
+
+def _through_signature(fn: Any) -> Any:
+    """A copy of ``fn`` that carries its own ``__signature__``: read the slow way."""
+    copy = types.FunctionType(
+        fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__annotations__ = dict(fn.__annotations__)
+    copy.__doc__ = fn.__doc__
+    copy.__qualname__ = fn.__qualname__
+    copy.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    return copy
+
+
+def _parts(shape: Any) -> Any:
+    def field(f: FieldSpec) -> Any:
+        return (f.name, f.type.label, f.description, f.required, f.source, f.context_key,
+                f.default, f.positional_only)  # fmt: skip
+
+    return (
+        [field(f) for f in shape.fields],
+        [field(f) for f in shape.hidden],
+        shape.description,
+        shape.positional,
+        shape.validator is None,
+        shape.version,
+    )
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda fn: fn.__name__)
+def test_a_function_read_off_its_code_has_the_shape_its_signature_gives(fn: Any) -> None:
+    _options.clear_caches()
+    slow = _through_signature(fn)
+    assert not _function_shapes._by_code(slow)
+    assert _function_shapes._by_code(fn)
+    fast_shape = _function_shapes._introspect(fn)
+    slow_shape = _function_shapes._introspect(slow)
+    assert _parts(fast_shape) == _parts(slow_shape)
+    fast_menu = normalize_options({"act": fn, "done": "DONE"})
+    slow_menu = normalize_options({"act": slow, "done": "DONE"})
+    assert render_menu(fast_menu.options) == render_menu(slow_menu.options)
+
+
+class Desk:
+    def refund(self, amount: float, reason: str = "late") -> str:
+        """Refund the customer."""
+        return reason
+
+    @classmethod
+    def create(cls, amount: float, reason: str = "late") -> str:
+        """Refund the customer."""
+        return reason
+
+
+class Refund:
+    """Refund the customer."""
+
+    def __init__(self, amount: float, reason: str = "late") -> None:
+        self.amount = amount
+
+
+def refund(amount: float, reason: str = "late") -> str:
+    """Refund the customer."""
+    return reason
+
+
+def _refund_with_flag(flag: bool, amount: float, reason: str = "late") -> str:
+    """Refund the customer."""
+    return reason
+
+
+@pytest.mark.parametrize(
+    "other",
+    [Desk().refund, Desk.create, Refund, functools.partial(_refund_with_flag, True)],
+    ids=["method", "classmethod", "class", "partial"],
+)
+def test_callables_read_through_their_signature_render_as_the_plain_function(
+    other: Any,
+) -> None:
+    _options.clear_caches()
+    assert not _function_shapes._by_code(other)
+    plain = render_menu(normalize_options({"refund": refund}).options)
+    assert render_menu(normalize_options({"refund": other}).options) == plain
+
+
+def test_a_validator_of_plain_types_compiles_on_first_use_and_checks_alike() -> None:
+    fields = (FieldSpec("amount", ScalarSpec(float)), FieldSpec("reason", ScalarSpec(str)))
+    lazy = ArgsValidator(fields, all_required=True)
+    assert "_compiled" not in vars(lazy)  # nothing compiled until a pick is checked
+    assert lazy.validate_parsed({"amount": 2.5, "reason": "late"}) == {
+        "amount": 2.5,
+        "reason": "late",
+    }
+    with pytest.raises(Exception, match="reason"):
+        lazy.validate_parsed({"amount": 2.5})
+    assert "_compiled" in vars(lazy)
+
+
+def test_a_validator_of_other_types_compiles_with_the_menu() -> None:
+    shape = _function_shapes._introspect(constrained)
+    assert shape.validator is not None
+    assert "_compiled" in vars(shape.validator)  # choices, unions of them: compiled eagerly
+
+
+def test_a_type_pydantic_cannot_check_is_refused_before_any_model_call() -> None:
+    class Opaque:
+        pass
+
+    def act(thing: Opaque) -> str:
+        return "x"
+
+    with pytest.raises(TypeError, match="thing"):
+        normalize_options({"act": act})
+
+
+@pytest.mark.parametrize("pytype", [str, int, float, bool, list, dict])
+def test_a_plain_scalar_parameter_gets_the_spec_its_annotation_gives(pytype: type) -> None:
+    def act(value, other=None, /):  # type: ignore[no-untyped-def]
+        return value
+
+    act.__annotations__ = {"value": pytype, "other": Annotated[pytype, "note"]}
+    shape = _function_shapes._introspect(act)
+    quick, general = shape.fields  # a bare class, and one through spec_from_annotation
+    assert type(quick.type) is type(general.type) is ScalarSpec
+    assert quick.type.label == general.type.label
+    assert quick.type.placeholder() == general.type.placeholder()
+    assert quick.type.json_schema() == general.type.json_schema()
+    assert quick.type.core_schema({}) == general.type.core_schema({})
+    assert (quick.required, quick.positional_only) == (True, True)
+    assert (general.required, general.default, general.positional_only) == (False, None, True)
