@@ -23,7 +23,11 @@ allowed values that are not strings). Calls run with the runtime's defaults (60 
 Each valid pick is also checked for **copied examples**: a value of a field without allowed
 values that equals the field's example on the menu's ``Call:`` line (``0``, ``false``,
 ``"<str>"``), is a string placeholder without its brackets (``"str"``), or holds one
-(``"boxes: [<str>]"``). Such a value was most likely copied, not decided.
+(``"boxes: [<str>]"``), or copies a slot (``"<int>"``). Such a value was most likely copied,
+not decided. Numbers and booleans show a slot since issue 23 (``<int>``: no JSON value equals
+it); to compare with menus that showed ``0`` and ``false``, the last column counts the picks
+holding the reference's example of a number or boolean field (``0``, ``0.0``, ``false``)
+wherever it came from.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ class Outcome:
         replies: The reply texts, shortened.
         detail: The error's message, if any.
         copied: The fields of a valid pick whose value copies the menu's example.
+        zeros: The fields of a valid pick holding the reference's example of their type
+            (``0``, ``0.0``, ``false``), whether the menu shows it or not.
     """
 
     name: str
@@ -76,9 +82,13 @@ class Outcome:
     replies: list[str]
     detail: str = ""
     copied: list[str] | None = None
+    zeros: list[str] | None = None
 
 
 def _is_copy(value: Any, example: Any) -> bool:
+    slot = getattr(example, "text", None)  # a slot (<int>): no JSON value equals it
+    if isinstance(slot, str):
+        return value == slot
     if isinstance(example, str) and example.startswith("<") and isinstance(value, str):
         bare = example[1:-1].strip().casefold()
         return value == example or value.strip().casefold() == bare or example in value
@@ -110,6 +120,41 @@ def copied_examples(options: dict[str, Any], text: str) -> list[str]:
     ]
 
 
+_REFERENCE_EXAMPLES: dict[type, Any] = {int: 0, float: 0.0, bool: False}
+"""The reference's examples of numbers and booleans (``0``, ``0.0``, ``false``)."""
+
+
+def _holds_reference_example(value: Any, field_type: Any) -> bool:
+    example = getattr(field_type, "pytype", None)
+    if example in _REFERENCE_EXAMPLES:
+        return type(value) is example and value == _REFERENCE_EXAMPLES[example]
+    item = getattr(field_type, "item", None)
+    return (
+        item is not None
+        and isinstance(value, list)
+        and any(_holds_reference_example(v, item) for v in value)
+    )
+
+
+def reference_examples(options: dict[str, Any], text: str) -> list[str]:
+    """The fields of the pick in ``text`` whose value is the reference's example of its type
+    (``0``, ``0.0``, ``false``): a copy where the menu shows it, a likely default elsewhere."""
+    action = decision.extract_action(text)
+    if action is None:
+        return []
+    option = normalize_options(options).by_name.get(str(action.get("call")))
+    args = action.get("args") or {}
+    if option is None or not isinstance(args, dict):
+        return []
+    return [
+        f.name
+        for f in option.fields
+        if f.type.choices is None
+        and f.name in args
+        and _holds_reference_example(args[f.name], f.type)
+    ]
+
+
 def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: int) -> Outcome:
     """Run one decision and describe how it went."""
     before = len(runtime.calls)
@@ -127,10 +172,12 @@ def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: 
     calls = runtime.calls[before:]
     picked = None
     copied: list[str] | None = None
+    zeros: list[str] | None = None
     if result in ("first", "repick"):
         action = decision.extract_action(calls[-1].reply_text or "")
         picked = None if action is None else str(action["call"])
         copied = copied_examples(item.options, calls[-1].reply_text or "")
+        zeros = reference_examples(item.options, calls[-1].reply_text or "")
     return Outcome(
         item.name,
         mode,
@@ -143,6 +190,7 @@ def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: 
         [(call.reply_text or "")[:160] for call in calls],
         detail,
         copied,
+        zeros,
     )
 
 
@@ -172,6 +220,7 @@ def summary(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
         "max_tokens": max(tokens, default=0),
         "picks_with_fields": sum(bool(o.copied is not None and _has_fields(o)) for o in mine),
         "copied_examples": sum(bool(o.copied) for o in mine),
+        "reference_examples": sum(bool(o.zeros) for o in mine),
     }
 
 
@@ -188,8 +237,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| mode | decisions | parsed (valid pick) | parsed at the first reply | needed the re-pick "
         "| DecisionError | call failed | time per decision: median (min-max) | tokens generated: "
-        "median (max) | picks that copy an example |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "median (max) | picks that copy an example | picks holding 0, 0.0 or false |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         n = row["decisions"]
@@ -199,7 +248,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {_rate(row['call_error'], n)} "
             f"| {row['median_s']:.2f} s ({row['min_s']:.2f}-{row['max_s']:.2f}) "
             f"| {row['median_tokens']:g} ({row['max_tokens']}) "
-            f"| {row['copied_examples']} of {row['picks_with_fields']} with arguments |"
+            f"| {row['copied_examples']} of {row['picks_with_fields']} with arguments "
+            f"| {row['reference_examples']} |"
         )
     return "\n".join(lines)
 
@@ -281,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(
                         f"  {item.name:14} {mode:10} {outcome.result:14} {outcome.seconds:6.2f} s "
                         f"{outcome.completion_tokens:4} tokens  picked {outcome.picked}"
-                        f"{'  copied ' + ','.join(outcome.copied) if outcome.copied else ''}",
+                        f"{'  copied ' + ','.join(outcome.copied) if outcome.copied else ''}"
+                        f"{'  zeros ' + ','.join(outcome.zeros) if outcome.zeros else ''}",
                         flush=True,
                     )
     finally:

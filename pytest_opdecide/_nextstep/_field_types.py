@@ -28,6 +28,7 @@ import inspect
 import ipaddress
 import json
 import pathlib
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,10 +51,12 @@ __all__ = [
     "PydanticSpec",
     "ScalarSpec",
     "SequenceSpec",
+    "Slot",
     "TypeSpec",
     "UnionSpec",
     "UnknownSpec",
     "UnsupportedType",
+    "call_example",
     "fields_core_schema",
     "json_dumps",
     "pydantic_gist",
@@ -76,6 +79,62 @@ _MENU_JSON = json.JSONEncoder(ensure_ascii=False)  # one encoder: json.dumps bui
 def json_dumps(value: Any) -> str:
     """JSON as rendered in menus: ``", "`` and ``": "`` separators, non-ASCII kept."""
     return _MENU_JSON.encode(value)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """The placeholder of a number or a boolean in the ``Call:`` example, written bare:
+    ``<int>``, ``<float>``, ``<bool>``.
+
+    The reference writes ``0``, ``0.0`` and ``false`` there, which a weak model copies, and a
+    copied ``0`` or ``false`` cannot be told from an answer. A slot is no JSON value: a model
+    held to the schema cannot write it, and a reply that copies it is told so and re-asked
+    (see ``docs/explanation/differences.md``).
+
+    Attributes:
+        text: What the example shows (``<int>``).
+        wanted: What the model is asked to write in its place (``an integer``).
+    """
+
+    text: str
+    wanted: str
+
+
+INT_SLOT = Slot("<int>", "an integer")
+FLOAT_SLOT = Slot("<float>", "a number")
+BOOL_SLOT = Slot("<bool>", "true or false")
+SLOTS = (INT_SLOT, FLOAT_SLOT, BOOL_SLOT)
+"""Every slot a ``Call:`` example may show."""
+_SLOT_MARK = "\ue000"  # a private-use character: never in a name or a placeholder
+_SLOT_TEXT = re.compile(f'"{_SLOT_MARK}(<[a-z]+>){_SLOT_MARK}"')
+
+
+def _slot_default(value: Any) -> Any:
+    if isinstance(value, Slot):
+        return f"{_SLOT_MARK}{value.text}{_SLOT_MARK}"
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def call_example(call: Mapping[str, Any]) -> str:
+    """A ``Call:`` example as the menu writes it: JSON, with each :class:`Slot` bare.
+
+    Example:
+        >>> call_example({"call": "scan", "args": {"pages": INT_SLOT, "note": "<str>"}})
+        '{"call": "scan", "args": {"pages": <int>, "note": "<str>"}}'
+    """
+    text = json.dumps(call, ensure_ascii=False, default=_slot_default)
+    return _SLOT_TEXT.sub(r"\1", text) if _SLOT_MARK in text else text
+
+
+def slots_of(placeholder: Any) -> list[Slot]:
+    """The slots in a placeholder (nested ones too), in order."""
+    if isinstance(placeholder, Slot):
+        return [placeholder]
+    if isinstance(placeholder, list):
+        return [slot for item in placeholder for slot in slots_of(item)]
+    if isinstance(placeholder, dict):
+        return [slot for item in placeholder.values() for slot in slots_of(item)]
+    return []
 
 
 def shown_choice(value: Any) -> str:
@@ -173,13 +232,15 @@ class UnknownSpec(TypeSpec):
 
 SCALAR_PLACEHOLDERS: dict[type, Any] = {
     str: "<str>",
-    int: 0,
-    float: 0.0,
-    bool: False,
+    int: INT_SLOT,
+    float: FLOAT_SLOT,
+    bool: BOOL_SLOT,
     list: [],
     dict: {},
 }
-"""The scalar types (:class:`ScalarSpec`), with their placeholders in the ``Call:`` example."""
+"""The scalar types (:class:`ScalarSpec`), with their placeholders in the ``Call:`` example
+(numbers and booleans as a :class:`Slot`, where the reference writes ``0``, ``0.0``,
+``false``)."""
 
 _SCALAR_SCHEMA: dict[type, str] = {
     str: "string",
@@ -605,11 +666,11 @@ def _placeholder_from_json_schema(
         form = schema.get("format")
         return f"<{form}>" if isinstance(form, str) else "<str>"
     if kind == "integer":
-        return 0
+        return INT_SLOT
     if kind == "number":
-        return 0.0
+        return FLOAT_SLOT
     if kind == "boolean":
-        return False
+        return BOOL_SLOT
     if kind == "array":
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list):

@@ -31,7 +31,7 @@ from pytest_opdecide._nextstep._annotations import (
 from pytest_opdecide._nextstep._field_types import (
     FieldSpec,
     UnsupportedType,
-    json_dumps,
+    call_example,
     shown_choice,
 )
 from pytest_opdecide._nextstep._function_shapes import (
@@ -695,7 +695,7 @@ def _render_block(opt: Option) -> str:
         call: dict[str, Any] = {"call": opt.name}
         if opt.fields:
             call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
-        lines.append(f"    Call: {json_dumps(call)}")
+        lines.append(f"    Call: {call_example(call)}")
         frame = (head, "\n".join(lines) + "\n\n")
         if len(_frame_cache) >= _FRAME_CACHE_MAX:
             _frame_cache.pop(next(iter(_frame_cache)))

@@ -16,7 +16,7 @@ from pytest_opdecide._nextstep._binding import no_runtime_message
 from pytest_opdecide._nextstep._content import content_blocks
 from pytest_opdecide._nextstep._decision_errors import DecisionError, reply_text
 from pytest_opdecide._nextstep._extract import CALL_KEYS, extract_action
-from pytest_opdecide._nextstep._field_types import FieldSpec
+from pytest_opdecide._nextstep._field_types import FieldSpec, slots_of
 from pytest_opdecide._nextstep._messages import Message, ModelRequest
 from pytest_opdecide._nextstep._options import Menu, Option
 from pytest_opdecide._nextstep._steps import InvokeStep, ModelStep, Procedure
@@ -229,13 +229,32 @@ def schema_kwargs(opt: Option, args: Mapping[str, Any], *, reply: Any = None) ->
     return {} if validator is None else _validated(opt, validator, args, reply, None)
 
 
+def _no_action_message(reply: Any, menu: Menu) -> str:
+    """Why nothing was picked: :data:`NO_ACTION`, and what was copied when the reply holds a
+    slot of the menu's ``Call:`` examples (``<int>``, which is no JSON value)."""
+    text = reply if type(reply) is str else None
+    if text is None or "<" not in text:
+        return NO_ACTION
+    for opt in menu.options:
+        for f in opt.fields:
+            if f.type.choices is None:
+                for slot in slots_of(f.type.placeholder()):
+                    if slot.text in text:
+                        return (
+                            f"{NO_ACTION[:-1]}: it copies {slot.text} from the Call: example "
+                            f"of '{opt.name}', a placeholder and no JSON value; write "
+                            f"{slot.wanted} in its place."
+                        )
+    return NO_ACTION
+
+
 def parse_once(
     reply: Any, menu: Menu, context: Mapping[str, Any] | None, runtime: Any
 ) -> tuple[Option, dict[str, Any]]:
     """Parse and validate one reply against the menu, or raise :class:`ParseFailure`."""
     action = extract_action(reply)
     if action is None:
-        raise ParseFailure("no_action", NO_ACTION)
+        raise ParseFailure("no_action", _no_action_message(reply, menu))
     # A pick read from text holds only what JSON makes (exact str, int, float, bool, None,
     # list, dict): validated as JSON input.
     if type(reply) is str:

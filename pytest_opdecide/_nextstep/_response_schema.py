@@ -89,16 +89,27 @@ _FIRST_CHAR = r'[^<"\\\n\r\t]'
 
 def text_pattern(min_length: int = 0, max_length: int = MAX_TEXT_LENGTH) -> str:
     r"""The pattern of a free text field of ``min_length`` to ``max_length`` characters: one
-    line that does not start with ``<`` (see :data:`NOT_A_PLACEHOLDER`).
+    line that does not start with ``<`` (see :data:`NOT_A_PLACEHOLDER`) and is not ``str`` in
+    any case, what is left of a copied ``"<str>"`` when ``<`` is forbidden (the local model
+    wrote it at its first reply and again at its re-pick). Written with character classes and
+    alternatives only: grammar converters take no look-ahead.
 
     Example:
         >>> print(text_pattern(0, 8))
-        ^([^<"\\\n\r\t][^"\\\n\r\t]{0,7})?$
+        ^([^<"\\\n\r\t][^"\\\n\r\t]{0,1}|[^<"\\\n\r\t][^"\\\n\r\t]{3,7}|[^<sS"\\\n\r\t][^"\\\n\r\t]{2}|[sS][^tT"\\\n\r\t][^"\\\n\r\t]|[sS][tT][^rR"\\\n\r\t])?$
     """
     high = max(max_length, 1)
     low = min(max(min_length, 0), high)
-    body = f"{_FIRST_CHAR}{_TEXT_CHAR}{{{max(low - 1, 0)},{high - 1}}}"
-    return f"^{body}$" if low else f"^({body})?$"
+    ranges = [(max(low, 1), min(high, 2)), (max(low, 4), high)]
+    branches = [f"{_FIRST_CHAR}{_TEXT_CHAR}{{{a - 1},{b - 1}}}" for a, b in ranges if a <= b]
+    if low <= 3 <= high:  # three characters, but not "str" in any case
+        branches += [
+            rf'[^<sS"\\\n\r\t]{_TEXT_CHAR}{{2}}',
+            rf'[sS][^tT"\\\n\r\t]{_TEXT_CHAR}',
+            r'[sS][tT][^rR"\\\n\r\t]',
+        ]
+    body = "|".join(branches)
+    return f"^({body})$" if low else f"^({body})?$"
 
 
 SMALL_RANGE = 100

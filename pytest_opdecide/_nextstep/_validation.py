@@ -38,6 +38,7 @@ from pytest_opdecide._nextstep._field_types import (
     fields_core_schema,
     json_dumps,
     pydantic_gist,
+    slots_of,
 )
 
 __all__ = ["ArgsValidator", "ParseFailure", "explain", "safe_repr"]
@@ -175,8 +176,8 @@ class ArgsValidator:
     # check, so that an option never picked never pays for it.
 
     @functools.cached_property
-    def placeholders(self) -> frozenset[str]:
-        """The menu's string placeholders of these fields: a value equal to one was copied."""
+    def _texts(self) -> frozenset[str]:
+        """The menu's string placeholders of these fields (``<str>``, ``<date yyyy-mm-dd>``)."""
         placeholders: set[str] = {"<str>"}
         for f in self.fields:
             if f.type.choices is None:
@@ -184,11 +185,24 @@ class ArgsValidator:
         return frozenset(p for p in placeholders if p.startswith("<"))
 
     @functools.cached_property
+    def placeholders(self) -> frozenset[str]:
+        """The menu's string placeholders of these fields, and its slots (``<int>``): a value
+        equal to one, or a text holding one, was copied. (A slot without its brackets,
+        ``"int"``, is no copy: it may be a text field's answer.)"""
+        slots = {
+            slot.text
+            for f in self.fields
+            if f.type.choices is None
+            for slot in slots_of(f.type.placeholder())
+        }
+        return self._texts | slots
+
+    @functools.cached_property
     def bare_placeholders(self) -> dict[str, str]:
-        """Each placeholder without its brackets (``str``, ``date yyyy-mm-dd``), casefolded:
-        a value equal to one was copied too (a grammar that forbids a leading ``<`` leaves
-        the rest)."""
-        return {p[1:-1].strip().casefold(): p for p in self.placeholders}
+        """Each string placeholder without its brackets (``str``, ``date yyyy-mm-dd``),
+        casefolded: a value equal to one was copied too (a grammar that forbids a leading
+        ``<`` leaves the rest)."""
+        return {p[1:-1].strip().casefold(): p for p in self._texts}
 
     @functools.cached_property
     def copy_marks(self) -> tuple[str, ...]:

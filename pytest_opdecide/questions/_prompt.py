@@ -355,7 +355,27 @@ _CHOICE_TEMPLATES: Final = (
         ),
     ),
 )
+# The top answer first and a middle one last: answered lowest, middle, top in that order, the
+# examples made SmolLM2-135M count on past the top level ("5" after "4" of five levels), and
+# the first question set's scores lost label mass (mean 0.908 this way, 0.877 the other).
 _SCORE_TEMPLATES: Final = (
+    _ScoreTemplate(
+        "The soup is so salty that nobody can eat it.",
+        "How salty is the soup?",
+        (
+            "not salty",
+            "barely salty",
+            "a little salty",
+            "lightly salted",
+            "salted",
+            "quite salty",
+            "salty",
+            "very salty",
+            "far too salty",
+            "inedible",
+        ),
+        9,
+    ),
     _ScoreTemplate(
         "The sky is completely clear.",
         "How cloudy is it?",
@@ -389,23 +409,6 @@ _SCORE_TEMPLATES: Final = (
             "ecstatic",
         ),
         6,
-    ),
-    _ScoreTemplate(
-        "The soup is so salty that nobody can eat it.",
-        "How salty is the soup?",
-        (
-            "not salty",
-            "barely salty",
-            "a little salty",
-            "lightly salted",
-            "salted",
-            "quite salty",
-            "salty",
-            "very salty",
-            "far too salty",
-            "inedible",
-        ),
-        9,
     ),
 )
 _BOOLEAN_TEMPLATES: Final = (

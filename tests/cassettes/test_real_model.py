@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_opdecide import DecisionError, agent, decision
+from pytest_opdecide import ModelReply, ModelRequest, agent, decision
 
 OPTIONS = {
     "refund": ("REFUND", "Give the customer their money back."),
@@ -131,28 +131,30 @@ def test_agent_turn_with_a_tool_ends_in_a_pick(runtime: Any) -> None:
     assert all(call.usage.completion_tokens < 512 for call in calls)  # the turn's bound
 
 
-@pytest.mark.opdecide(cassette=True, structured_decisions="never")
-def test_repick_after_an_invalid_reply(runtime: Any) -> None:
-    # No grammar here (the text menu alone): the model answers in free text, which is seldom a
-    # valid pick.
-    try:
-        outcome: Any = decision.make(
-            "A customer was charged twice for order 1234. Which step comes next?",
-            {**OPTIONS, "escalate": ("ESCALATE", "Ask a human to look.")},
-        )
-    except DecisionError as exc:
-        outcome = exc
+@pytest.mark.opdecide(cassette=True)
+def test_repick_after_an_invalid_reply(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first reply is made invalid here, before any model is asked (it picks an option the
+    # menu lacks); the re-pick is the real model's, held to the menu's schema: a valid pick.
+    asked: list[ModelRequest] = []
+    real_call = runtime.call_model
 
+    def first_reply_invalid(request: ModelRequest) -> ModelReply:
+        asked.append(request)
+        return ModelReply(text='{"call": "wait"}') if len(asked) == 1 else real_call(request)
+
+    monkeypatch.setattr(runtime, "call_model", first_reply_invalid)
+    outcome = decision.make(
+        "A customer was charged twice for order 1234. Which step comes next?",
+        {**OPTIONS, "escalate": ("ESCALATE", "Ask a human to look.")},
+    )
+
+    assert outcome in VALUES | {"ESCALATE"}
     calls = runtime.trace.calls
-    assert 1 <= len(calls) <= 2  # one re-pick at most (max_retries=1)
-    assert calls[0].kind == "turn"
-    if len(calls) == 2:  # the first reply was invalid: a re-pick hangs off it
-        assert calls[1].kind == "repick"
-        assert calls[1].parent == calls[0].id
-        assert calls[1].options == calls[0].options
-    assert outcome in VALUES | {"ESCALATE"} or isinstance(outcome, DecisionError)
-    if isinstance(outcome, DecisionError):
-        assert len(calls) == 2  # a DecisionError comes only after the re-pick
+    assert [call.kind for call in calls] == ["turn", "repick"]
+    assert calls[1].parent == calls[0].id
+    assert calls[1].options == calls[0].options == ["refund", "close", "escalate"]
+    assert "Problem: Picked 'wait', which is not an available option." in calls[1].prompt
+    assert calls[1].reply.model  # the re-pick's reply came from the server
 
 
 @pytest.mark.opdecide(cassette=True)

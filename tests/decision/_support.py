@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -109,3 +110,16 @@ class Recorder:
 def names(items: Iterable[Callable[..., Any]]) -> list[str]:
     """``__name__`` of each callable."""
     return [getattr(i, "__name__", "?") for i in items]
+
+
+_SLOT_VALUES = {"<int>": "1", "<float>": "0.5", "<bool>": "true"}
+
+
+def filled_call(line: str) -> Any:
+    """A ``Call:`` example read as JSON once each bare slot (``<int>``, ``<float>``,
+    ``<bool>``) holds a value of its type: the shape a model's pick copies."""
+    text = line.strip().removeprefix("Call: ")
+    for slot, value in _SLOT_VALUES.items():
+        text = text.replace(f": {slot}", f": {value}").replace(f"[{slot}", f"[{value}")
+        text = text.replace(f", {slot}", f", {value}")
+    return json.loads(text)

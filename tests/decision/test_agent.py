@@ -260,7 +260,7 @@ class TestMethodOptions:
             "refund(amount: float)\n"
             "    Refund the customer.\n"
             "    amount\n"
-            '    Call: {"call": "refund", "args": {"amount": 0.0}}\n'
+            '    Call: {"call": "refund", "args": {"amount": <float>}}\n'
         )
 
     def test_one_method_two_call_paths(self) -> None:

@@ -1,6 +1,7 @@
 """A pick that copies an example of the menu's ``Call:`` line is re-asked, saying so: the
 placeholder exactly, without its brackets (what is left when a grammar forbids a leading ``<``),
-or inside a longer text; and the examples of allowed values are values the validator takes."""
+or inside a longer text; numbers and booleans show a slot (``<int>``) that no answer can be
+mistaken for; and the examples of allowed values are values the validator takes."""
 
 from __future__ import annotations
 
@@ -103,3 +104,66 @@ def test_the_menus_example_of_an_option_field_is_accepted() -> None:
         copied = line.split("Call: ", 1)[1]
         runtime = ScriptedRuntime(copied)
         decision.make("Go.", options, runtime=runtime, max_retries=0)
+
+
+def order(pages: int, duplex: bool, ratio: float, note: str) -> tuple[int, bool, float, str]:
+    """Print an order."""
+    return pages, duplex, ratio, note
+
+
+ORDER = {"pages": 3, "duplex": True, "ratio": 1.5, "note": "rush"}
+
+
+def test_numbers_and_booleans_have_no_example_to_copy() -> None:
+    # 0 and false (the reference's examples) would be answers a copy cannot be told from.
+    line = decision.render_options({"order": order}).splitlines()[-1]
+    assert line == (
+        '    Call: {"call": "order", "args": {"pages": <int>, "duplex": <bool>, '
+        '"ratio": <float>, "note": "<str>"}}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("copied", "slot", "wanted"),
+    [
+        ('"pages": <int>', "<int>", "an integer"),
+        ('"duplex": <bool>', "<bool>", "true or false"),
+        ('"ratio": <float>', "<float>", "a number"),
+    ],
+)
+def test_a_copied_slot_is_re_asked_saying_so(copied: str, slot: str, wanted: str) -> None:
+    key = copied.split('"')[1]
+    args = json.dumps({k: v for k, v in ORDER.items() if k != key})
+    first = '{"call": "order", "args": ' + args[:-1] + ", " + copied + "}}"
+    runtime = ScriptedRuntime(first, pick("order", **ORDER))
+    assert decision.make("Print it.", {"order": order}, runtime=runtime) == (3, True, 1.5, "rush")
+    assert runtime.calls[1].prompt.split("Problem: ")[1].split("\n")[0] == (
+        f"Reply contained no parseable JSON with a 'call' field: it copies {slot} from the "
+        f"Call: example of 'order', a placeholder and no JSON value; write {wanted} in its "
+        "place."
+    )
+
+
+def test_a_quoted_slot_is_a_copy_too() -> None:
+    runtime = ScriptedRuntime(
+        json.dumps({"call": "order", "args": {**ORDER, "note": "<int>"}}), pick("order", **ORDER)
+    )
+    decision.make("Print it.", {"order": order}, runtime=runtime)
+    assert (
+        "Problem: Field 'note' is \"<int>\", the placeholder copied from the Call: example; "
+        "send a real value instead\n"
+    ) in runtime.calls[1].prompt
+
+
+def test_a_text_that_names_a_type_is_no_copy() -> None:
+    # The brackets make a slot: "int" or "bool" may be a text field's real answer.
+    runtime = ScriptedRuntime(json.dumps({"call": "order", "args": {**ORDER, "note": "bool"}}))
+    assert decision.make("Print it.", {"order": order}, runtime=runtime)[3] == "bool"
+
+
+def test_a_reply_without_a_slot_keeps_the_plain_message() -> None:
+    runtime = ScriptedRuntime("I would print it. <b>ok</b>", pick("order", **ORDER))
+    decision.make("Print it.", {"order": order}, runtime=runtime)
+    assert "Problem: Reply contained no parseable JSON with a 'call' field.\n" in (
+        runtime.calls[1].prompt
+    )

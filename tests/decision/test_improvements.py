@@ -121,7 +121,7 @@ class TestImprovement4StarArgs:
             return n
 
         assert decision.render_options({"f": f}) == (
-            'f(n: int)\n    n\n    Call: {"call": "f", "args": {"n": 0}}\n'
+            'f(n: int)\n    n\n    Call: {"call": "f", "args": {"n": <int>}}\n'
         )
 
     def test_never_required(self) -> None:
@@ -437,7 +437,7 @@ class TestImprovement10TopLevelArguments:
         calls = [line for line in text.splitlines() if line.startswith("    Call: ")]
         assert calls == [
             '    Call: {"call": "greet", "args": {"name": "<str>"}}',
-            '    Call: {"call": "count", "args": {"n": 0}}',
+            '    Call: {"call": "count", "args": {"n": <int>}}',
             '    Call: {"call": "a"}',
             '    Call: {"call": "b"}',
         ]

@@ -94,7 +94,7 @@ class TestTypesInTheSignature:
             "    b\n"
             "    items\n"
             "    mapping\n"
-            '    Call: {"call": "f", "args": {"s": "<str>", "i": 0, "x": 0.0, "b": false,'
+            '    Call: {"call": "f", "args": {"s": "<str>", "i": <int>, "x": <float>, "b": <bool>,'
             ' "items": [], "mapping": {}}}\n'
         )
 
@@ -109,7 +109,7 @@ class TestTypesInTheSignature:
             "    b\n"
             "    items\n"
             "    mapping\n"
-            '    Call: {"call": "o", "args": {"s": "<str>", "i": 0, "x": 0.0, "b": false,'
+            '    Call: {"call": "o", "args": {"s": "<str>", "i": <int>, "x": <float>, "b": <bool>,'
             ' "items": [], "mapping": {}}}\n'
         )
 
@@ -144,8 +144,8 @@ class TestPlaceholders:
             "o(plan: dict)\n"
             "    D.\n"
             "    plan\n"
-            '    Call: {"call": "o", "args": {"plan": {"title": "<str>", "size": 0,'
-            ' "meta": {"ok": false}}}}\n'
+            '    Call: {"call": "o", "args": {"plan": {"title": "<str>", "size": <int>,'
+            ' "meta": {"ok": <bool>}}}}\n'
         )
 
     def test_list_of_t_renders_a_one_item_list(self) -> None:
@@ -157,8 +157,8 @@ class TestPlaceholders:
             "    floats\n"
             "    names\n"
             "    grid\n"
-            '    Call: {"call": "o", "args": {"ints": [0], "floats": [0.0], "names": ["<str>"],'
-            ' "grid": [[false]]}}\n'
+            '    Call: {"call": "o", "args": {"ints": [<int>], "floats": [<float>], '
+            '"names": ["<str>"], "grid": [[<bool>]]}}\n'
         )
 
     def test_non_ascii_is_kept_in_the_call_line(self) -> None:
@@ -230,7 +230,7 @@ class TestEnums:
             pass
 
         assert decision.render_options({"f": f}) == (
-            'f(n: int)\n    n: How many.\n    Call: {"call": "f", "args": {"n": 0}}\n'
+            'f(n: int)\n    n: How many.\n    Call: {"call": "f", "args": {"n": <int>}}\n'
         )
 
 
@@ -299,7 +299,7 @@ class TestDescriptions:
             "    Refund an order.\n"
             "    order: The order id.\n"
             "    amount: How much to give back, in euros.\n"
-            '    Call: {"call": "refund", "args": {"order": "<str>", "amount": 0.0}}\n'
+            '    Call: {"call": "refund", "args": {"order": "<str>", "amount": <float>}}\n'
         )
 
     def test_partial_is_described_by_the_wrapped_function(self) -> None:
@@ -328,7 +328,7 @@ class TestHiddenParameters:
             "refund(amount: float)\n"
             "    Refund.\n"
             "    amount\n"
-            '    Call: {"call": "refund", "args": {"amount": 0.0}}\n'
+            '    Call: {"call": "refund", "args": {"amount": <float>}}\n'
         )
 
     def test_runtime_annotated_parameter_under_another_name_is_hidden(self) -> None:
@@ -336,7 +336,7 @@ class TestHiddenParameters:
             pass
 
         assert decision.render_options({"f": f}) == (
-            'f(n: int)\n    n\n    Call: {"call": "f", "args": {"n": 0}}\n'
+            'f(n: int)\n    n\n    Call: {"call": "f", "args": {"n": <int>}}\n'
         )
 
     def test_function_with_only_hidden_parameters_renders_name_and_bare_call(self) -> None:
@@ -352,7 +352,7 @@ class TestHiddenParameters:
             pass
 
         assert decision.render_options({"f": f}) == (
-            'f(n: int)\n    n\n    Call: {"call": "f", "args": {"n": 0}}\n'
+            'f(n: int)\n    n\n    Call: {"call": "f", "args": {"n": <int>}}\n'
         )
 
     def test_no_fields_at_all(self) -> None:

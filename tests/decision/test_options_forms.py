@@ -44,7 +44,7 @@ class TestDictForm:
             "retry(times: int)\n"
             "    Retry the step.\n"
             "    times\n"
-            '    Call: {"call": "retry", "args": {"times": 0}}\n'
+            '    Call: {"call": "retry", "args": {"times": <int>}}\n'
             "\n"
             "skip()\n"
             '    Call: {"call": "skip"}\n'
@@ -121,7 +121,7 @@ class TestListForm:
             "retry_fn(times: int)\n"
             "    Retry the step.\n"
             "    times\n"
-            '    Call: {"call": "retry_fn", "args": {"times": 0}}\n'
+            '    Call: {"call": "retry_fn", "args": {"times": <int>}}\n'
             "\n"
             "skip()\n"
             '    Call: {"call": "skip"}\n'
@@ -205,7 +205,7 @@ class TestSchemaNotation:
             "o(plan: dict)\n"
             "    D.\n"
             "    plan: The plan.\n"
-            '    Call: {"call": "o", "args": {"plan": {"n": 0}}}\n'
+            '    Call: {"call": "o", "args": {"plan": {"n": <int>}}}\n'
         )
         assert resolve(pick("o", plan={"n": 2}), options)["plan"] == {"n": 2}
 
@@ -281,11 +281,11 @@ class TestCaching:
 
         assert decision.render_options({"a": f}).startswith("a(n: int)\n")
         assert decision.render_options({"b": (f, "Described.")}) == (
-            'b(n: int)\n    Described.\n    n\n    Call: {"call": "b", "args": {"n": 0}}\n'
+            'b(n: int)\n    Described.\n    n\n    Call: {"call": "b", "args": {"n": <int>}}\n'
         )
         assert (
             decision.render_options({"a": f})
-            == 'a(n: int)\n    n\n    Call: {"call": "a", "args": {"n": 0}}\n'
+            == 'a(n: int)\n    n\n    Call: {"call": "a", "args": {"n": <int>}}\n'
         )
 
     def test_different_functions_with_the_same_name(self) -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pytest_opdecide import DecisionError, FromContext, ModelReply, Runtime, decision
 
-from ._support import FixedRuntime
+from ._support import FixedRuntime, filled_call
 
 PROPERTY_SETTINGS = settings(
     max_examples=75,
@@ -551,7 +551,7 @@ def test_every_rendered_call_line_is_a_valid_pick_shape(menu: dict[str, Entry]) 
         assert block.startswith(f"{name}(")
         call_line = block.splitlines()[-1]
         assert call_line.startswith("    Call: ")
-        call = json.loads(call_line[len("    Call: ") :])
+        call = filled_call(call_line)
         assert call["call"] == name
         assert set(call) <= {"call", "args"}
 

@@ -628,3 +628,13 @@ def test_callable_steps_see_it() -> None:
     runtime = ScriptedRuntime(step)
     decision.make("Pick.", CANONICAL, runtime=runtime)
     assert seen == [decision.response_schema(CANONICAL)]
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [("str", False), ("Str", False), ("STR", False), ("sty", True), ("st", True), ("strs", True)],
+)
+def test_free_text_may_not_be_a_placeholder_without_its_brackets(text: str, allowed: bool) -> None:
+    # What a grammar that forbids "<" leaves of a copied "<str>": the model wrote it twice.
+    assert bool(re.fullmatch(text_pattern(), text)) is allowed
+    assert bool(re.fullmatch(text_pattern(3, 3), text)) is (allowed and len(text) == 3)

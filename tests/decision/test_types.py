@@ -2,7 +2,6 @@
 
 import dataclasses
 import enum
-import json
 from typing import Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict, Union
 
 import pydantic
@@ -11,7 +10,7 @@ import pytest
 from pytest_opdecide import DecisionError, Param, decision
 
 from . import _future_types as future
-from ._support import FixedRuntime, pick
+from ._support import FixedRuntime, filled_call, pick
 
 
 def resolve(fn: Any, **args: Any) -> Any:
@@ -70,7 +69,7 @@ class TestOptionalAndUnions:
             return n
 
         assert decision.render_options({"f": f}) == (
-            'f(n: int | None)\n    n\n    Call: {"call": "f", "args": {"n": 0}}\n'
+            'f(n: int | None)\n    n\n    Call: {"call": "f", "args": {"n": <int>}}\n'
         )
         assert resolve(f, n=None) is None
         assert resolve(f, n=3) == 3
@@ -207,7 +206,7 @@ class TestContainers:
             return ids
 
         assert decision.render_options({"f": f}) == (
-            'f(ids: list)\n    ids\n    Call: {"call": "f", "args": {"ids": [0]}}\n'
+            'f(ids: list)\n    ids\n    Call: {"call": "f", "args": {"ids": [<int>]}}\n'
         )
         assert resolve(f, ids=[1, 2]) == [1, 2]
         assert error_of(f, ids=[1, "2"]).message == "Field 'ids[1]' must be int, got str ('2')"
@@ -234,7 +233,7 @@ class TestContainers:
         assert decision.render_options({"f": f}) == (
             "f(points: list)\n"
             "    points\n"
-            '    Call: {"call": "f", "args": {"points": [{"x": 0, "y": 0}]}}\n'
+            '    Call: {"call": "f", "args": {"points": [{"x": <int>, "y": <int>}]}}\n'
         )
         assert (
             error_of(f, points=[{"x": 1}]).message
@@ -256,7 +255,7 @@ class TestStructuredTypes:
         assert decision.render_options({"f": f}) == (
             "f(point: Point)\n"
             "    point\n"
-            '    Call: {"call": "f", "args": {"point": {"x": 0, "y": 0}}}\n'
+            '    Call: {"call": "f", "args": {"point": {"x": <int>, "y": <int>}}}\n'
         )
         assert resolve(f, point={"x": 1, "y": 2, "z": 3}) == {"x": 1, "y": 2}
         assert error_of(f, point={"x": 1}).message == "Field 'point' is missing nested field 'y'"
@@ -278,14 +277,14 @@ class TestStructuredTypes:
         def f(item: Partial) -> Any:
             return item
 
-        assert '"item": {"x": 0, "label": "<str>"}' in decision.render_options({"f": f})
+        assert '"item": {"x": <int>, "label": "<str>"}' in decision.render_options({"f": f})
         assert error_of(f, item={"x": "1"}).message == "Field 'item.x' must be int, got str ('1')"
 
     def test_typed_dict_not_required_field_is_type_checked(self) -> None:
         def f(item: WithOptional) -> Any:
             return item
 
-        assert '"item": {"x": 0, "label": "<str>"}' in decision.render_options({"f": f})
+        assert '"item": {"x": <int>, "label": "<str>"}' in decision.render_options({"f": f})
         assert resolve(f, item={"x": 1}) == {"x": 1}
         assert error_of(f, item={"x": 1, "label": 5}).message == (
             "Field 'item.label' must be str, got int (5)"
@@ -298,7 +297,7 @@ class TestStructuredTypes:
         assert decision.render_options({"f": f}) == (
             "f(user: User)\n"
             "    user\n"
-            '    Call: {"call": "f", "args": {"user": {"name": "<str>", "age": 0}}}\n'
+            '    Call: {"call": "f", "args": {"user": {"name": "<str>", "age": <int>}}}\n'
         )
         result = resolve(f, user={"name": "ada"})
         assert result == User(name="ada", age=0)
@@ -329,7 +328,8 @@ class TestStructuredTypes:
             return box
 
         assert decision.render_options({"f": f}) == (
-            'f(box: Box)\n    box\n    Call: {"call": "f", "args": {"box": {"w": 0, "h": 0.0}}}\n'
+            "f(box: Box)\n    box\n"
+            '    Call: {"call": "f", "args": {"box": {"w": <int>, "h": <float>}}}\n'
         )
         assert resolve(f, box={"w": 2}) == Box(w=2, h=1.0)
         assert resolve(f, box={"w": 2, "h": 3}) == Box(w=2, h=3.0)
@@ -351,7 +351,7 @@ class TestStructuredTypes:
             "f(tags: set, anything: any)\n"
             "    tags\n"
             "    anything\n"
-            '    Call: {"call": "f", "args": {"tags": [0], "anything": null}}\n'
+            '    Call: {"call": "f", "args": {"tags": [<int>], "anything": null}}\n'
         )
         assert resolve(f, tags=[1, 1], anything={"a": [None]}) == ({1}, {"a": [None]})
         assert error_of(f, tags=["1"], anything=None).message == (
@@ -376,8 +376,8 @@ class TestStringAnnotations:
             "    ratio\n"
             "    name\n"
             "    flag\n"
-            '    Call: {"call": "f", "args": {"count": 0, "ratio": 0.0, "name": "<str>",'
-            ' "flag": false}}\n'
+            '    Call: {"call": "f", "args": {"count": <int>, "ratio": <float>, "name": "<str>",'
+            ' "flag": <bool>}}\n'
         )
         assert resolve(future.scalars, count=1, ratio=2, name="n", flag=True) == (1, 2.0, "n", True)
         assert error_of(future.scalars, count="1", ratio=2, name="n", flag=True).message == (
@@ -398,8 +398,8 @@ class TestStringAnnotations:
             '    color (options: "red", "blue")\n'
             "    ids\n"
             "    scores\n"
-            '    Call: {"call": "f", "args": {"maybe": 0, "either": 0, "mode": "<str>",'
-            ' "color": "<str>", "ids": [0], "scores": {}}}\n'
+            '    Call: {"call": "f", "args": {"maybe": <int>, "either": <int>, "mode": "<str>",'
+            ' "color": "<str>", "ids": [<int>], "scores": {}}}\n'
         )
         good = {
             "maybe": None,
@@ -431,8 +431,8 @@ class TestStringAnnotations:
             "    point\n"
             "    user\n"
             "    box\n"
-            '    Call: {"call": "f", "args": {"point": {"x": 0, "y": 0}, "user": {"name": "<str>",'
-            ' "age": 0}, "box": {"w": 0, "h": 0.0}}}\n'
+            '    Call: {"call": "f", "args": {"point": {"x": <int>, "y": <int>}, "user": '
+            '{"name": "<str>", "age": <int>}, "box": {"w": <int>, "h": <float>}}}\n'
         )
         point, user, box = resolve(
             future.structured, point={"x": 1, "y": 2}, user={"name": "a"}, box={"w": 1}
@@ -458,7 +458,7 @@ class TestStringAnnotations:
             "    Hidden and described parameters, annotated as strings.\n"
             "    n\n"
             '    team: Team to page (options: "ops", "billing")\n'
-            '    Call: {"call": "f", "args": {"n": 0, "team": "<str>"}}\n'
+            '    Call: {"call": "f", "args": {"n": <int>, "team": "<str>"}}\n'
         )
         rt = FixedRuntime(pick("f", n=1, team="billing", order_id="model's", runtime="x"))
         result = decision.make(
@@ -483,7 +483,8 @@ class TestStringAnnotations:
 
 
 def test_schema_json_round_trip_of_every_placeholder() -> None:
-    """Every rendered ``Call:`` line is valid JSON that picks its option."""
+    """Every rendered ``Call:`` line is valid JSON that picks its option, once its slots
+    (``<int>``) hold values."""
     options = {
         "typed": future.typed,
         "structured": future.structured,
@@ -492,6 +493,7 @@ def test_schema_json_round_trip_of_every_placeholder() -> None:
     text = decision.render_options(options)
     calls = [line.strip()[len("Call: ") :] for line in text.splitlines() if "Call: " in line]
     assert len(calls) == 3
+    assert '"m": 0' in calls[2]  # an allowed value is shown as itself, never as a slot
     for call in calls:
-        action = json.loads(call)
+        action = filled_call(call)
         assert action["call"] in options

@@ -416,3 +416,14 @@ async def test_given_label_token_ids_are_used_as_they_are() -> None:
     assert backend.chats()[0]["logit_bias"] == {"5": 5.0, "6": 5.0}
     meta = result.metadata["questions"]["route"]  # type: ignore[index, call-overload]
     assert meta["label_tokens"] == {"source": "label_token_ids", "ids": {"A": [5, 6]}}
+
+
+@pytest.mark.parametrize("size", range(2, 11))
+def test_score_examples_do_not_count_up_to_the_top(size: int) -> None:
+    # Answered lowest, middle, top in that order, the examples made a small model count on
+    # past the top level ("5" after "4" of five levels: up to 14% of its probability); the
+    # top comes first, the last answer sits inside the scale.
+    answers = [int(example.answer) for example in worked_examples(Shape("score", size))]
+    assert answers[0] == size - 1
+    assert answers[1] == 0
+    assert answers[-1] < size - 1 or size == 2

@@ -87,7 +87,7 @@ async def test_the_prompt_renders_the_question_and_the_schema_option() -> None:
     assert "A. billing" in prompt
     assert '"vip": true' in prompt
     assert "answer(probabilities: dict)" in prompt
-    assert '"probabilities": {"A": 0.0, "B": 0.0}' in prompt
+    assert '"probabilities": {"A": <float>, "B": <float>}' in prompt
 
 
 async def test_an_unusable_distribution_is_asked_again_with_the_problem() -> None:
