@@ -53,7 +53,14 @@ from pytest_opdecide._cassettes._yaml_format import ReadableYaml
 from pytest_opdecide._http._network import httpx_replaced_by
 from pytest_opdecide._http._real_methods import core_replaced_by
 
-__all__ = ["VcrCassette", "absent_patchers"]
+
+class MockBeforeCassette(RuntimeError):
+    """Another HTTP mock replaced httpx's transport before the cassette opened, and this vcrpy
+    cannot leave httpx to it (``skip_patchers`` came in vcrpy 9.4): vcrpy would send the
+    test's mocked calls past the mock."""
+
+
+__all__ = ["MockBeforeCassette", "VcrCassette", "absent_patchers"]
 
 _PATCHER_MODULES = {
     "requests": "requests",
@@ -304,6 +311,14 @@ class VcrCassette:
             "before_record_request": self.check_request,
         }
         self.httpx_left_to = httpx_replaced_by()
+        if self.httpx_left_to is not None and "skip_patchers" not in _vcr_options():
+            raise MockBeforeCassette(
+                f"{self.httpx_left_to.split('.')[0]} replaced httpx's transport before the "
+                f"cassette opened, and vcrpy {vcr.__version__} cannot leave httpx to it (that "
+                "came in vcrpy 9.4): its mocked calls would be sent past it. Ask for the "
+                "`runtime` fixture before `httpx_mock` in the test's arguments, or upgrade "
+                "vcrpy: pip install 'vcrpy>=9.4'."
+            )
         if "skip_patchers" in _vcr_options():
             skipped = absent_patchers()
             if self.httpx_left_to is not None:

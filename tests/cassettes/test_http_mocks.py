@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pytest_opdecide._cassettes._vcr import _vcr_options
 from pytest_opdecide._http._direct_transport import DirectTransport, ReplacedSender, _kept
 from pytest_opdecide._http._replay_routing import another_mock
 
@@ -77,8 +78,19 @@ RESPX_MOCK = dedent(
 def test_record_then_replay_beside_another_http_mock(project: pytest.Pytester, mock: str) -> None:
     project.makepyfile(test_mocks=mock)
     recorded = project.runpytest("--opdecide-record=once")
-    recorded.assert_outcomes(passed=2)
-    for test in ("test_runtime_first", "test_mock_first"):
+    tests = ["test_runtime_first", "test_mock_first"]
+    if mock is HTTPX_MOCK and "skip_patchers" not in _vcr_options():
+        # vcrpy before 9.4 cannot leave httpx to a mock set up before the cassette: refused,
+        # with the fix, rather than sending the test's mocked call past its mock.
+        recorded.assert_outcomes(passed=1, errors=1)
+        recorded.stdout.fnmatch_lines(
+            ["*MockBeforeCassette: pytest_httpx replaced httpx's transport before the cassette*"]
+        )
+        assert "Ask for the `runtime` fixture before `httpx_mock`" in recorded.stdout.str()
+        tests.remove("test_mock_first")
+    else:
+        recorded.assert_outcomes(passed=2)
+    for test in tests:
         uris = [
             entry["request"]["uri"] for entry in interactions(cassette(project, "test_mocks", test))
         ]
@@ -86,8 +98,8 @@ def test_record_then_replay_beside_another_http_mock(project: pytest.Pytester, m
         assert uris[0].endswith("/v1/chat/completions")
     # Replayed: the mocks' responses must be requested (pytest-httpx) and their routes called
     # (respx), or the tests fail at teardown.
-    replayed = project.runpytest()
-    replayed.assert_outcomes(passed=2)
+    replayed = project.runpytest(*(["-k", "test_runtime_first"] if len(tests) == 1 else []))
+    replayed.assert_outcomes(passed=len(tests))
 
 
 def test_a_sender_replaced_before_it_was_kept_refuses_to_send() -> None:
