@@ -170,9 +170,13 @@ def unhooked(owner: Any, name: str) -> Any:
         return current
 
 
-def httpx_replaced_by() -> str | None:
+def httpx_replaced_by(*, ignoring: ModuleType | None = None) -> str | None:
     """The module whose function replaces httpx's real transports' sending methods now
-    (``pytest_httpx`` while its ``httpx_mock`` fixture is set up), or ``None``."""
+    (``pytest_httpx`` while its ``httpx_mock`` fixture is set up), or ``None``.
+
+    A replacement whose code lives in the package ``ignoring`` does not count (vcrpy's, while
+    a cassette is open: its wrappers keep httpx's names, so they are told by where their code
+    lives)."""
     stack = sys.modules.get("httpx")
     if stack is None:
         return None
@@ -181,8 +185,9 @@ def httpx_replaced_by() -> str | None:
         (stack.AsyncHTTPTransport, "handle_async_request"),
     ):
         function = unhooked(owner, name)
-        if not own_code(function, stack):
-            return replaced_by(function)
+        if own_code(function, stack) or (ignoring is not None and own_code(function, ignoring)):
+            continue
+        return replaced_by(function)
     return None
 
 

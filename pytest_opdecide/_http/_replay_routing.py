@@ -29,8 +29,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from pytest_opdecide._http._network import unhooked
-from pytest_opdecide._http._real_methods import core_replaced_by, own_code, replaced_by
+from pytest_opdecide._http._network import httpx_replaced_by
+from pytest_opdecide._http._real_methods import core_replaced_by
 
 __all__ = [
     "ReplayTransport",
@@ -60,16 +60,7 @@ def another_mock() -> str | None:
     """The module of another HTTP mock that answers httpx's requests now (pytest-httpx's
     ``httpx_mock``, an active ``respx.mock``), or ``None``; vcrpy's own patches, in place while
     a cassette records, are not one."""
-    recorder = sys.modules.get("vcr")
-    for owner, name in (
-        (httpx.HTTPTransport, "handle_request"),
-        (httpx.AsyncHTTPTransport, "handle_async_request"),
-    ):
-        sender = unhooked(owner, name)
-        if own_code(sender, httpx) or (recorder is not None and own_code(sender, recorder)):
-            continue  # vcrpy's wrappers keep httpx's names: told by where their code lives
-        return replaced_by(sender)
-    return core_replaced_by()
+    return httpx_replaced_by(ignoring=sys.modules.get("vcr")) or core_replaced_by()
 
 
 class _Replay:
