@@ -38,6 +38,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -101,23 +102,27 @@ def _is_copy(value: Any, example: Any) -> bool:
     return type(value) is type(example) and value == example
 
 
-def copied_examples(options: dict[str, Any], text: str) -> list[str]:
-    """The fields of the pick in ``text`` whose value copies the menu's example."""
+def _picked_fields(
+    options: dict[str, Any], text: str, holds: Callable[[Any, Any], bool]
+) -> list[str]:
+    """The free fields of the pick in ``text`` whose value ``holds(value, field type)``."""
     action = decision.extract_action(text)
     if action is None:
         return []
-    menu = normalize_options(options)
-    option = menu.by_name.get(str(action.get("call")))
+    option = normalize_options(options).by_name.get(str(action.get("call")))
     args = action.get("args") or {}
     if option is None or not isinstance(args, dict):
         return []
     return [
         f.name
         for f in option.fields
-        if f.type.choices is None
-        and f.name in args
-        and _is_copy(args[f.name], f.type.placeholder())
+        if f.type.choices is None and f.name in args and holds(args[f.name], f.type)
     ]
+
+
+def copied_examples(options: dict[str, Any], text: str) -> list[str]:
+    """The fields of the pick in ``text`` whose value copies the menu's example."""
+    return _picked_fields(options, text, lambda value, kind: _is_copy(value, kind.placeholder()))
 
 
 _REFERENCE_EXAMPLES: dict[type, Any] = {int: 0, float: 0.0, bool: False}
@@ -139,20 +144,7 @@ def _holds_reference_example(value: Any, field_type: Any) -> bool:
 def reference_examples(options: dict[str, Any], text: str) -> list[str]:
     """The fields of the pick in ``text`` whose value is the reference's example of its type
     (``0``, ``0.0``, ``false``): a copy where the menu shows it, a likely default elsewhere."""
-    action = decision.extract_action(text)
-    if action is None:
-        return []
-    option = normalize_options(options).by_name.get(str(action.get("call")))
-    args = action.get("args") or {}
-    if option is None or not isinstance(args, dict):
-        return []
-    return [
-        f.name
-        for f in option.fields
-        if f.type.choices is None
-        and f.name in args
-        and _holds_reference_example(args[f.name], f.type)
-    ]
+    return _picked_fields(options, text, _holds_reference_example)
 
 
 def decide(runtime: OpenAICompatibleRuntime, item: Decision, mode: str, round_: int) -> Outcome:
