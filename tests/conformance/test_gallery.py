@@ -38,7 +38,10 @@ from .broken_providers import BROKEN, CORRECT, HonestProvider
 Faker("en_US")
 PRELOADED = (conformance.DecisionProviderTests, st.SearchStrategy)
 
-PYTEST_ARGS = ["-p", "no:cacheprovider"]
+# Tracebacks as Python prints them: the failures' texts hold the same messages, and pytest's own
+# style parses the source file of every frame of every one of some 400 failures (a quarter of
+# this file's time).
+PYTEST_ARGS = ["-p", "no:cacheprovider", "--tb=native"]
 if importlib.util.find_spec("pytest_asyncio") is not None:
     # Unset, pytest-asyncio warns at start-up of every inner session.
     PYTEST_ARGS += ["-o", "asyncio_default_fixture_loop_scope=function"]
