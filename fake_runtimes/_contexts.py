@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -112,15 +113,26 @@ def _timestamp(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_FAKERS = threading.local()
+"""One ``en_US`` Faker per thread, seeded anew for every context: building a Faker sets up every
+one of its providers (milliseconds), and a seeded instance draws the same values however often
+it was used before (``seed_instance`` replaces its whole random state)."""
+
+
 def _faker() -> Faker:
-    """A fresh ``en_US`` Faker; faker is imported here, on first use, as an optional extra."""
+    """This thread's ``en_US`` Faker; faker is imported here, on first use, as an optional
+    extra."""
+    fake: Faker | None = getattr(_FAKERS, "fake", None)
+    if fake is not None:
+        return fake
     try:
         from faker import Faker
     except ModuleNotFoundError as exc:
         if exc.name != "faker":
             raise
         raise MissingExtra("faker", extra="contexts", feature="fake_context()") from None
-    return Faker("en_US")
+    fake = _FAKERS.fake = Faker("en_US")
+    return fake
 
 
 class _Draw:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import json
 import re
@@ -58,6 +59,15 @@ def test_every_kind_is_the_same_in_a_fresh_process() -> None:
     """
     expected = [fake_context(kind, seed) for kind in CONTEXT_KINDS for seed in (0, 1)]
     assert json_from_fresh_process(code, hash_seed="4242") == expected
+
+
+def test_a_context_is_the_same_whatever_was_drawn_before_and_on_any_thread() -> None:
+    # Each thread reuses one Faker, seeded anew for every context.
+    wanted = [(kind, seed) for kind in CONTEXT_KINDS for seed in (0, 1, 2)]
+    in_order = [fake_context(kind, seed) for kind, seed in wanted]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        reversed_on_threads = list(pool.map(lambda ks: fake_context(*ks), wanted[::-1]))
+    assert reversed_on_threads[::-1] == in_order
 
 
 def test_kinds_with_the_same_seed_do_not_share_people() -> None:
