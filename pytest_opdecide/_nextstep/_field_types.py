@@ -115,6 +115,48 @@ def _slot_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+# One encoder for the examples too: ``json.dumps`` with ``default=`` builds one per call, once
+# per option of every menu rendered anew.
+_CALL_JSON = json.JSONEncoder(ensure_ascii=False, default=_slot_default)
+
+
+def _plain_string(value: Any) -> str | None:
+    """An exact string as JSON writes it, or ``None`` (another type, or one holding the slot
+    mark, which the general path handles)."""
+    if type(value) is not str or _SLOT_MARK in value:
+        return None
+    return _MENU_JSON.encode(value)
+
+
+def _plain_example(call: Mapping[str, Any]) -> str | None:
+    """The usual example, written without an encoder (``JSONEncoder.encode`` of a dict builds
+    one on every call): a name, and arguments whose placeholders are strings or slots; what
+    the encoder and :data:`_SLOT_TEXT` make of it, byte for byte. ``None`` for anything else."""
+    if type(call) is not dict or next(iter(call), None) != "call" or len(call) > 2:
+        return None
+    name = _plain_string(call.get("call"))
+    if name is None:
+        return None
+    if len(call) == 1:
+        return f'{{"call": {name}}}'
+    args = call.get("args")
+    if type(args) is not dict:
+        return None
+    parts = []
+    for key, value in args.items():
+        field = _plain_string(key)
+        if field is None:
+            return None
+        if type(value) is Slot and value in SLOTS:
+            shown = value.text
+        else:
+            shown = _plain_string(value)  # type: ignore[assignment]
+            if shown is None:
+                return None
+        parts.append(f"{field}: {shown}")
+    return f'{{"call": {name}, "args": {{{", ".join(parts)}}}}}'
+
+
 def call_example(call: Mapping[str, Any]) -> str:
     """A ``Call:`` example as the menu writes it: JSON, with each :class:`Slot` bare.
 
@@ -122,7 +164,10 @@ def call_example(call: Mapping[str, Any]) -> str:
         >>> call_example({"call": "scan", "args": {"pages": INT_SLOT, "note": "<str>"}})
         '{"call": "scan", "args": {"pages": <int>, "note": "<str>"}}'
     """
-    text = json.dumps(call, ensure_ascii=False, default=_slot_default)
+    written = _plain_example(call)
+    if written is not None:
+        return written
+    text = _CALL_JSON.encode(call)
     return _SLOT_TEXT.sub(r"\1", text) if _SLOT_MARK in text else text
 
 
