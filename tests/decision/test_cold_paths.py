@@ -67,7 +67,33 @@ def no_docstring(amount: float, reason: str) -> str:
     return reason
 
 
+def _documented(doc: str) -> Any:
+    def act(amount: float) -> str:
+        return "x"
+
+    act.__doc__ = doc
+    act.__name__ = act.__qualname__ = f"doc_{len(doc)}_{abs(hash(doc)) % 1000}"
+    return act
+
+
+# One-line docstrings take a short way past inspect.cleandoc; these must read as it reads them.
+ODD_DOCSTRINGS = [
+    "",
+    " ",
+    "Refund the customer.",
+    "  Refund the customer.  ",
+    "Refund\tthe customer.",
+    "\tRefund the customer.",
+    "Refund the customer.\rNow.",
+    "Refund the customer.\x0cNow.",
+    "Refund the customer.\u2028Now.",
+    "\x0bRefund the customer.",
+    "Refund the customer.\n",
+    "Refund the customer.\n\n    Args:\n        amount: How much.",
+]
+
 FUNCTIONS = [
+    *(_documented(doc) for doc in ODD_DOCSTRINGS),
     positional_only,
     keyword_only,
     variadic,
