@@ -67,12 +67,12 @@ def no_docstring(amount: float, reason: str) -> str:
     return reason
 
 
-def _documented(doc: str) -> Any:
+def _documented(number: int, doc: str) -> Any:
     def act(amount: float) -> str:
         return "x"
 
     act.__doc__ = doc
-    act.__name__ = act.__qualname__ = f"doc_{len(doc)}_{abs(hash(doc)) % 1000}"
+    act.__name__ = act.__qualname__ = f"docstring_{number}"
     return act
 
 
@@ -93,7 +93,7 @@ ODD_DOCSTRINGS = [
 ]
 
 FUNCTIONS = [
-    *(_documented(doc) for doc in ODD_DOCSTRINGS),
+    *(_documented(number, doc) for number, doc in enumerate(ODD_DOCSTRINGS)),
     positional_only,
     keyword_only,
     variadic,
