@@ -759,6 +759,32 @@ class FieldSpec:
             schema["description"] = self.description
         return schema
 
+    @classmethod
+    def shown(
+        cls,
+        name: str,
+        type: TypeSpec,
+        description: str,
+        required: bool,
+        default: Any,
+        positional_only: bool,
+    ) -> FieldSpec:
+        """A field the model fills, made at once: what ``__init__`` sets, past the frozen
+        dataclass's ``object.__setattr__`` per field (a function's first sight makes one per
+        parameter)."""
+        made = object.__new__(cls)
+        made.__dict__.update(
+            name=name,
+            type=type,
+            description=description,
+            required=required,
+            source="llm",
+            context_key="",
+            default=default,
+            positional_only=positional_only,
+        )
+        return made
+
 
 def fields_core_schema(
     fields: Sequence[FieldSpec], defs: dict[str, CoreSchema], *, all_required: bool

@@ -483,13 +483,8 @@ def _shape(
             # ``str``, ``int``...: what spec_from_annotation makes of them, without its dispatch
             description = doc_args.get(name, "")
             fields.append(
-                FieldSpec(
-                    name,
-                    ScalarSpec(hint),
-                    description,
-                    required=not has_default,
-                    default=default,
-                    positional_only=positional_only,
+                FieldSpec.shown(
+                    name, ScalarSpec(hint), description, not has_default, default, positional_only
                 )
             )
             continue
@@ -536,14 +531,7 @@ def _shape(
             if param_meta.options is not None:
                 spec = ChoiceSpec(spec, tuple(param_meta.options))
         fields.append(
-            FieldSpec(
-                name,
-                spec,
-                description,
-                required=not has_default,
-                default=default,
-                positional_only=positional_only,
-            )
+            FieldSpec.shown(name, spec, description, not has_default, default, positional_only)
         )
     positional = tuple(p[0] for p in parameters if p[3])
     shown = tuple(fields)

@@ -237,3 +237,19 @@ def test_a_plain_scalar_parameter_gets_the_spec_its_annotation_gives(pytype: typ
     assert quick.type.core_schema({}) == general.type.core_schema({})
     assert (quick.required, quick.positional_only) == (True, True)
     assert (general.required, general.default, general.positional_only) == (False, None, True)
+
+
+def test_a_field_made_at_once_is_the_field_its_init_makes() -> None:
+    import dataclasses
+
+    spec = ScalarSpec(int)
+    for required, default, positional in [(True, inspect.Parameter.empty, False), (False, 3, True)]:
+        made = FieldSpec.shown("count", spec, "How many.", required, default, positional)
+        built = FieldSpec(
+            "count", spec, "How many.", required=required, default=default,
+            positional_only=positional,
+        )  # fmt: skip
+        # Every dataclass field, in order: a field added to FieldSpec must be set by shown().
+        assert list(vars(made)) == [f.name for f in dataclasses.fields(FieldSpec)]
+        assert vars(made) == vars(built)
+
