@@ -253,3 +253,33 @@ def test_a_field_made_at_once_is_the_field_its_init_makes() -> None:
         assert list(vars(made)) == [f.name for f in dataclasses.fields(FieldSpec)]
         assert vars(made) == vars(built)
 
+
+async def _async_act(amount: float) -> str:
+    return "x"
+
+
+def _generator_act(amount: float) -> Any:
+    yield amount
+
+
+async def _async_generator_act(amount: float) -> Any:
+    yield amount
+
+
+def _marked_act(amount: float) -> str:
+    return "x"
+
+
+if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12 and later
+    inspect.markcoroutinefunction(_marked_act)
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [refund, _async_act, _generator_act, _async_generator_act, _marked_act,
+     functools.partial(_async_act, 1.0), Desk().refund, Refund],
+    ids=["plain", "async", "generator", "async generator", "marked", "partial", "method",
+         "class"],
+)  # fmt: skip
+def test_an_option_is_async_as_inspect_says(handler: Any) -> None:
+    assert _options._is_async(handler) is inspect.iscoroutinefunction(handler)
