@@ -151,8 +151,10 @@ def pick(option: str, /, **args: Any) -> Pick:
     """
     if not isinstance(option, str) or not option:
         raise TypeError(f"pick() needs an option name, got {option!r}")
-    step = Pick(option, dict(args))
-    if all(type(value) in _JSON_LEAVES for value in args.values()):
+    # Made at once, as FakeCall.of is: what the frozen dataclass's __init__ sets, nothing else.
+    step = object.__new__(Pick)
+    step.__dict__.update(option=option, args=dict(args))
+    if _JSON_LEAVES.issuperset(map(type, args.values())):
         return step  # strings, numbers, booleans and None: JSON as they are
     try:
         _ENCODER.encode(args)  # all at once; when it fails, each argument tells which

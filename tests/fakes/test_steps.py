@@ -15,6 +15,17 @@ class TestPick:
         step = pick("refund", amount=30, reason="late")
         assert step == Pick("refund", {"amount": 30, "reason": "late"})
 
+    def test_a_pick_is_made_with_every_field_its_init_sets(self) -> None:
+        import dataclasses
+
+        made = pick("refund", amount=30, reason="late")
+        built = Pick("refund", {"amount": 30, "reason": "late"})
+        # Every dataclass field, in order: a field added to Pick must be set by pick() too.
+        assert list(vars(made)) == [f.name for f in dataclasses.fields(Pick)]
+        assert vars(made) == vars(built)
+        assert made == built
+        assert str(made) == str(built)
+
     def test_text_is_the_canonical_json_pick(self) -> None:
         assert pick("refund", amount=30).text == '{"call": "refund", "args": {"amount": 30}}'
 
