@@ -32,7 +32,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pydantic
 from pydantic_core import CoreSchema, PydanticSerializationError, SchemaValidator, to_json
@@ -295,14 +295,16 @@ _SCALAR_SCHEMA: dict[type, str] = {
     list: "array",
     dict: "object",
 }
-_SCALAR_CORE: dict[type, Callable[[], CoreSchema]] = {
-    str: lambda: cs.str_schema(strict=True),
-    int: lambda: cs.int_schema(strict=True),
-    float: lambda: cs.float_schema(strict=True),
-    bool: lambda: cs.bool_schema(strict=True),
-    list: lambda: cs.list_schema(strict=True),
-    dict: lambda: cs.dict_schema(strict=True),
+_SCALAR_CORE: dict[type, CoreSchema] = {
+    str: cs.str_schema(strict=True),
+    int: cs.int_schema(strict=True),
+    float: cs.float_schema(strict=True),
+    bool: cs.bool_schema(strict=True),
+    list: cs.list_schema(strict=True),
+    dict: cs.dict_schema(strict=True),
 }
+"""The scalars' schemas, built once (pydantic-core's builders sift every keyword they take on
+each call): each validator gets a copy of its own."""
 
 
 class ScalarSpec(TypeSpec):
@@ -314,13 +316,14 @@ class ScalarSpec(TypeSpec):
 
     def placeholder(self) -> Any:
         value = SCALAR_PLACEHOLDERS[self.pytype]
-        return [] if value == [] else {} if value == {} else value
+        kind = type(value)  # a new list or dict for each caller; strings and slots are shared
+        return [] if kind is list else {} if kind is dict else value
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": _SCALAR_SCHEMA[self.pytype]}
 
     def core_schema(self, defs: dict[str, CoreSchema]) -> CoreSchema:
-        return _SCALAR_CORE[self.pytype]()
+        return cast(CoreSchema, dict(_SCALAR_CORE[self.pytype]))
 
     def expected(self) -> str:
         return (

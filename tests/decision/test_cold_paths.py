@@ -283,3 +283,22 @@ if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12 and later
 )  # fmt: skip
 def test_an_option_is_async_as_inspect_says(handler: Any) -> None:
     assert _options._is_async(handler) is inspect.iscoroutinefunction(handler)
+
+
+@pytest.mark.parametrize("pytype", [str, int, float, bool, list, dict])
+def test_a_scalar_s_schema_and_placeholder_are_what_their_builders_make(pytype: type) -> None:
+    from pydantic_core import core_schema as cs
+
+    from pytest_opdecide._nextstep._field_types import SCALAR_PLACEHOLDERS
+
+    built = {str: cs.str_schema, int: cs.int_schema, float: cs.float_schema,
+             bool: cs.bool_schema, list: cs.list_schema, dict: cs.dict_schema}[pytype]  # fmt: skip
+    spec = ScalarSpec(pytype)
+    first = spec.core_schema({})
+    assert first == built(strict=True)
+    first["strict"] = False
+    assert spec.core_schema({}) == built(strict=True)  # each validator's schema is its own
+    placeholder = spec.placeholder()
+    assert placeholder == SCALAR_PLACEHOLDERS[pytype]
+    if isinstance(placeholder, list | dict):
+        assert placeholder is not spec.placeholder()  # a new container for each caller
