@@ -370,11 +370,17 @@ def _by_code(fn: Any) -> bool:
 
 def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
     if _by_code(fn):
-        cached = _function_cache.get(fn)  # the same function again: found by identity
-        if cached is not None and cached.version == _VERSION(fn):
-            return cached
+        # A closure, or any function defined inside another (``<locals>`` in its name), is
+        # most likely new on every call of the one that defines it: kept by code alone, not by
+        # identity too (a weak reference made, and its callback run when the function dies,
+        # for a function that is never seen again).
+        kept = fn.__closure__ is None and "<locals>" not in fn.__qualname__
+        if kept:
+            cached = _function_cache.get(fn)  # the same function again: found by identity
+            if cached is not None and cached.version == _VERSION(fn):
+                return cached
         shape = _shape_by_code(fn)
-        if fn.__closure__ is None:  # a closure is new on every call: not worth keeping
+        if kept:
             _function_cache[fn] = shape
         return shape
     # A bound method is a new object on every attribute access: key it by its function, in a

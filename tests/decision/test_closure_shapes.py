@@ -167,3 +167,43 @@ def test_a_bare_builtin_name_is_looked_up_where_eval_looks(builtins_of: str) -> 
         assert quick is None
         return
     assert quick is None or quick == full
+
+
+def test_a_local_function_s_shape_changed_in_place_is_read_anew() -> None:
+    # Functions defined inside another are kept by code, not by identity: a change made to
+    # the same object must still be seen by the shape.
+    def refund(amount: int, reason: str = "late") -> str:
+        """Refund the customer."""
+        return reason
+
+    assert "<locals>" in refund.__qualname__
+    assert refund.__closure__ is None
+    first = _function_shapes._function_shape(refund)
+    assert [f.default for f in first.fields] == [inspect.Parameter.empty, "late"]
+    refund.__defaults__ = ("early",)
+    refund.__doc__ = "Refund at once."
+    again = _function_shapes._function_shape(refund)
+    assert [f.default for f in again.fields] == [inspect.Parameter.empty, "early"]
+    assert again.description == "Refund at once."
+
+
+@pytest.mark.xfail(
+    reason="known: the menu cache's exact snapshot holds a function as itself, so the same "
+    "function object changed in place (its defaults, its docstring) is served its old menu; "
+    "found while writing the test above, before and after that change",
+    strict=True,
+)
+def test_a_local_function_changed_in_place_is_read_anew() -> None:
+    def refund(amount: int, reason: str = "late") -> str:
+        """Refund the customer."""
+        return reason
+
+    assert "<locals>" in refund.__qualname__
+    assert refund.__closure__ is None
+    first = normalize_options({"refund": refund})
+    assert [f.default for f in first.options[0].fields] == [inspect.Parameter.empty, "late"]
+    refund.__defaults__ = ("early",)
+    refund.__doc__ = "Refund at once."
+    again = normalize_options({"refund": refund})
+    assert [f.default for f in again.options[0].fields] == [inspect.Parameter.empty, "early"]
+    assert "Refund at once." in again.text
