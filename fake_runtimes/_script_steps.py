@@ -226,7 +226,7 @@ class FakeCall:
             prompt=request.prompt,
             menu=request.menu,
             options=list(request.options),
-            tools=request.tool_names,
+            tools=[t.name for t in request.tools] if request.tools else [],  # its tool_names
             request=request,
         )
         return call
