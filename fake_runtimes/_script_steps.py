@@ -26,6 +26,52 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, default=to_jsonable_python)
 _JSON_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
+def _leaf_text(value: Any) -> str | None:
+    """A string, number, boolean or ``None`` as the encoder writes it; ``None`` for anything
+    else (a subclass included)."""
+    kind = type(value)
+    if kind is str:
+        return _ENCODER.encode(value)  # a string alone is written without building an encoder
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value:
+            return "NaN"
+        if value in (_INFINITY, -_INFINITY):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    if value is None:
+        return "null"
+    return None
+
+
+_INFINITY = float("inf")
+
+
+def _leaves_text(option: Any, args: Any) -> str | None:
+    """A pick's JSON text when its arguments are all strings, numbers, booleans or ``None``
+    under string names (what ``pick(...)`` is usually given), written piece by piece:
+    ``_ENCODER.encode`` of a dict builds a C encoder on every call. The same bytes; ``None``
+    for anything else."""
+    name = _leaf_text(option)
+    if name is None or type(option) is not str or type(args) is not dict:
+        return None
+    if not args:
+        return f'{{"call": {name}}}'
+    parts = []
+    try:
+        for key, value in args.items():
+            shown = _leaf_text(value)
+            if type(key) is not str or shown is None:
+                return None
+            parts.append(f"{_ENCODER.encode(key)}: {shown}")
+    except ValueError:  # an int too long to write: the encoder says so in its own words
+        return None
+    return f'{{"call": {name}, "args": {{{", ".join(parts)}}}}}'
+
+
 def _format_args(args: dict[str, Any]) -> str:
     return "".join(f", {k}={v!r}" for k, v in args.items())
 
@@ -51,6 +97,9 @@ class Pick:
         as an array, an enum member as its value, a dataclass or a pydantic model as an
         object.
         """
+        written = _leaves_text(self.option, self.args)
+        if written is not None:
+            return written
         payload: dict[str, Any] = {"call": self.option}
         if self.args:
             payload["args"] = self.args
@@ -102,8 +151,10 @@ def pick(option: str, /, **args: Any) -> Pick:
     """
     if not isinstance(option, str) or not option:
         raise TypeError(f"pick() needs an option name, got {option!r}")
-    step = Pick(option, dict(args))
-    if all(type(value) in _JSON_LEAVES for value in args.values()):
+    # Made at once, as FakeCall.of is: what the frozen dataclass's __init__ sets, nothing else.
+    step = object.__new__(Pick)
+    step.__dict__.update(option=option, args=dict(args))
+    if _JSON_LEAVES.issuperset(map(type, args.values())):
         return step  # strings, numbers, booleans and None: JSON as they are
     try:
         _ENCODER.encode(args)  # all at once; when it fails, each argument tells which
@@ -175,7 +226,7 @@ class FakeCall:
             prompt=request.prompt,
             menu=request.menu,
             options=list(request.options),
-            tools=request.tool_names,
+            tools=[t.name for t in request.tools] if request.tools else [],  # its tool_names
             request=request,
         )
         return call

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any
 
 __all__ = [
@@ -18,6 +18,8 @@ __all__ = [
     "current_agent",
     "current_parent",
     "current_runtime",
+    "enter_parent_call",
+    "leave_parent_call",
     "no_runtime_message",
     "overriding",
     "set_no_runtime_hint",
@@ -120,8 +122,20 @@ def bind_agent(agent: Any, runtime: Any) -> Iterator[None]:
 @contextlib.contextmanager
 def parent_call(trace: Any, call_id: int | None) -> Iterator[None]:
     """Mark model calls made in the enclosed code (in ``trace``) as children of ``call_id``."""
-    token = _parent.set(None if call_id is None or trace is None else (trace, call_id))
+    token = enter_parent_call(trace, call_id)
     try:
         yield
     finally:
-        _parent.reset(token)
+        leave_parent_call(token)
+
+
+def enter_parent_call(trace: Any, call_id: int | None) -> Token[tuple[Any, int] | None]:
+    """:func:`parent_call` without a context manager (on every invoked option, where the
+    generator-based one costs more than the call it wraps): pass what it returns to
+    :func:`leave_parent_call` in a ``finally``."""
+    return _parent.set(None if call_id is None or trace is None else (trace, call_id))
+
+
+def leave_parent_call(token: Token[tuple[Any, int] | None]) -> None:
+    """End what :func:`enter_parent_call` began."""
+    _parent.reset(token)

@@ -32,7 +32,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pydantic
 from pydantic_core import CoreSchema, PydanticSerializationError, SchemaValidator, to_json
@@ -115,6 +115,48 @@ def _slot_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+# One encoder for the examples too: ``json.dumps`` with ``default=`` builds one per call, once
+# per option of every menu rendered anew.
+_CALL_JSON = json.JSONEncoder(ensure_ascii=False, default=_slot_default)
+
+
+def _plain_string(value: Any) -> str | None:
+    """An exact string as JSON writes it, or ``None`` (another type, or one holding the slot
+    mark, which the general path handles)."""
+    if type(value) is not str or _SLOT_MARK in value:
+        return None
+    return _MENU_JSON.encode(value)
+
+
+def _plain_example(call: Mapping[str, Any]) -> str | None:
+    """The usual example, written without an encoder (``JSONEncoder.encode`` of a dict builds
+    one on every call): a name, and arguments whose placeholders are strings or slots; what
+    the encoder and :data:`_SLOT_TEXT` make of it, byte for byte. ``None`` for anything else."""
+    if type(call) is not dict or next(iter(call), None) != "call" or len(call) > 2:
+        return None
+    name = _plain_string(call.get("call"))
+    if name is None:
+        return None
+    if len(call) == 1:
+        return f'{{"call": {name}}}'
+    args = call.get("args")
+    if type(args) is not dict:
+        return None
+    parts = []
+    for key, value in args.items():
+        field = _plain_string(key)
+        if field is None:
+            return None
+        if type(value) is Slot and value in SLOTS:
+            shown = value.text
+        else:
+            shown = _plain_string(value)  # type: ignore[assignment]
+            if shown is None:
+                return None
+        parts.append(f"{field}: {shown}")
+    return f'{{"call": {name}, "args": {{{", ".join(parts)}}}}}'
+
+
 def call_example(call: Mapping[str, Any]) -> str:
     """A ``Call:`` example as the menu writes it: JSON, with each :class:`Slot` bare.
 
@@ -122,7 +164,10 @@ def call_example(call: Mapping[str, Any]) -> str:
         >>> call_example({"call": "scan", "args": {"pages": INT_SLOT, "note": "<str>"}})
         '{"call": "scan", "args": {"pages": <int>, "note": "<str>"}}'
     """
-    text = json.dumps(call, ensure_ascii=False, default=_slot_default)
+    written = _plain_example(call)
+    if written is not None:
+        return written
+    text = _CALL_JSON.encode(call)
     return _SLOT_TEXT.sub(r"\1", text) if _SLOT_MARK in text else text
 
 
@@ -250,14 +295,16 @@ _SCALAR_SCHEMA: dict[type, str] = {
     list: "array",
     dict: "object",
 }
-_SCALAR_CORE: dict[type, Callable[[], CoreSchema]] = {
-    str: lambda: cs.str_schema(strict=True),
-    int: lambda: cs.int_schema(strict=True),
-    float: lambda: cs.float_schema(strict=True),
-    bool: lambda: cs.bool_schema(strict=True),
-    list: lambda: cs.list_schema(strict=True),
-    dict: lambda: cs.dict_schema(strict=True),
+_SCALAR_CORE: dict[type, CoreSchema] = {
+    str: cs.str_schema(strict=True),
+    int: cs.int_schema(strict=True),
+    float: cs.float_schema(strict=True),
+    bool: cs.bool_schema(strict=True),
+    list: cs.list_schema(strict=True),
+    dict: cs.dict_schema(strict=True),
 }
+"""The scalars' schemas, built once (pydantic-core's builders sift every keyword they take on
+each call): each validator gets a copy of its own."""
 
 
 class ScalarSpec(TypeSpec):
@@ -269,13 +316,14 @@ class ScalarSpec(TypeSpec):
 
     def placeholder(self) -> Any:
         value = SCALAR_PLACEHOLDERS[self.pytype]
-        return [] if value == [] else {} if value == {} else value
+        kind = type(value)  # a new list or dict for each caller; strings and slots are shared
+        return [] if kind is list else {} if kind is dict else value
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": _SCALAR_SCHEMA[self.pytype]}
 
     def core_schema(self, defs: dict[str, CoreSchema]) -> CoreSchema:
-        return _SCALAR_CORE[self.pytype]()
+        return cast(CoreSchema, dict(_SCALAR_CORE[self.pytype]))
 
     def expected(self) -> str:
         return (
@@ -713,6 +761,32 @@ class FieldSpec:
         if self.description:
             schema["description"] = self.description
         return schema
+
+    @classmethod
+    def shown(
+        cls,
+        name: str,
+        type: TypeSpec,
+        description: str,
+        required: bool,
+        default: Any,
+        positional_only: bool,
+    ) -> FieldSpec:
+        """A field the model fills, made at once: what ``__init__`` sets, past the frozen
+        dataclass's ``object.__setattr__`` per field (a function's first sight makes one per
+        parameter)."""
+        made = object.__new__(cls)
+        made.__dict__.update(
+            name=name,
+            type=type,
+            description=description,
+            required=required,
+            source="llm",
+            context_key="",
+            default=default,
+            positional_only=positional_only,
+        )
+        return made
 
 
 def fields_core_schema(

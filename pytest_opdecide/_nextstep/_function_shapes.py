@@ -10,9 +10,11 @@ object on every call, but shares its code; see *shapes by what determines them*)
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import inspect
+import keyword
 import operator
 import re
 import typing
@@ -57,6 +59,8 @@ def _first_paragraph(doc: str | None) -> str:
     if not doc:
         return ""
     cleaned = doc.strip()
+    if cleaned.isprintable():  # one line (no line break of any kind): the usual docstring
+        return cleaned
     para = cleaned.split("\n\n", 1)[0]
     return " ".join(line.strip() for line in para.splitlines() if line.strip())
 
@@ -102,6 +106,7 @@ def _is_runtime_annotation(hint: Any) -> bool:
 _annotation_code: dict[str, Any] = {}
 _ANNOTATION_CODE_MAX = 4096
 _NoneType = type(None)
+_EMPTY = inspect.Parameter.empty
 _FunctionType = type(_first_paragraph)
 
 
@@ -119,6 +124,24 @@ def _plain_hint(value: Any, depth: int = 0) -> bool:
     return all(_plain_hint(arg, depth + 1) for arg in typing.get_args(value))
 
 
+_BUILTIN_NAMES = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type)
+)
+"""The builtin classes an annotation names bare (``str``, ``int``, ``dict``...)."""
+
+
+def _builtin(globalns: dict[str, Any], name: str) -> Any:
+    """The builtin class ``name`` as eval in ``globalns`` finds it (its ``__builtins__``, a
+    module or a dict), or ``Parameter.empty`` when it is not there or is no class."""
+    namespace = globalns["__builtins__"]
+    if type(namespace) is not dict:
+        namespace = getattr(namespace, "__dict__", None)
+        if type(namespace) is not dict:
+            return _EMPTY
+    found = namespace.get(name, _EMPTY)
+    return found if isinstance(found, type) else _EMPTY
+
+
 def _quick_hints(target: Any) -> dict[str, Any] | None:
     """The parameters' annotations of a plain function, resolved as ``get_type_hints`` resolves
     them, with each annotation string compiled once per process (compiling is most of the cost
@@ -133,6 +156,20 @@ def _quick_hints(target: Any) -> dict[str, Any] | None:
         if name == "return":  # never read: a return type names no field
             continue
         if type(value) is str:
+            if value in globalns:  # a bare name (``str``, ``Order``): what eval would find first
+                found = globalns[value]
+                if value.isidentifier() and not keyword.iskeyword(value):
+                    if found is None:
+                        found = _NoneType
+                    elif not _plain_hint(found):
+                        return None
+                    hints[name] = found
+                    continue
+            elif value in _BUILTIN_NAMES and "__builtins__" in globalns:
+                found = _builtin(globalns, value)
+                if found is not _EMPTY:  # a builtin class (``str``, ``int``) shadowed by none
+                    hints[name] = found
+                    continue
             code = _annotation_code.get(value)
             if code is None:
                 try:
@@ -333,11 +370,17 @@ def _by_code(fn: Any) -> bool:
 
 def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
     if _by_code(fn):
-        cached = _function_cache.get(fn)  # the same function again: found by identity
-        if cached is not None and cached.version == _VERSION(fn):
-            return cached
+        # A closure, or any function defined inside another (``<locals>`` in its name), is
+        # most likely new on every call of the one that defines it: kept by code alone, not by
+        # identity too (a weak reference made, and its callback run when the function dies,
+        # for a function that is never seen again).
+        kept = fn.__closure__ is None and "<locals>" not in fn.__qualname__
+        if kept:
+            cached = _function_cache.get(fn)  # the same function again: found by identity
+            if cached is not None and cached.version == _VERSION(fn):
+                return cached
         shape = _shape_by_code(fn)
-        if fn.__closure__ is None:  # a closure is new on every call: not worth keeping
+        if kept:
             _function_cache[fn] = shape
         return shape
     # A bound method is a new object on every attribute access: key it by its function, in a
@@ -374,8 +417,6 @@ _Parameter = tuple[str, Any, Any, bool]
 """A parameter the model or the library fills: its name, annotation (as written, or
 ``Parameter.empty``), default (or ``Parameter.empty``) and whether it is positional-only;
 ``*args`` and ``**kwargs`` are never among them."""
-
-_EMPTY = inspect.Parameter.empty
 
 
 def _code_parameters(fn: Any) -> list[_Parameter]:
@@ -415,7 +456,11 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
     if hints is not None:
         parameters = _code_parameters(fn)
         doc = fn.__doc__
-        doc = inspect.cleandoc(doc) if type(doc) is str else inspect.getdoc(fn)
+        if type(doc) is not str:
+            doc = inspect.getdoc(fn)
+        elif "\n" in doc or "\t" in doc or doc[:1].isspace():
+            doc = inspect.cleandoc(doc)
+        # else one line, no tab, nothing to strip in front: cleandoc would return it as it is
     else:
         try:
             sig = inspect.signature(fn)
@@ -444,13 +489,8 @@ def _shape(
             # ``str``, ``int``...: what spec_from_annotation makes of them, without its dispatch
             description = doc_args.get(name, "")
             fields.append(
-                FieldSpec(
-                    name,
-                    ScalarSpec(hint),
-                    description,
-                    required=not has_default,
-                    default=default,
-                    positional_only=positional_only,
+                FieldSpec.shown(
+                    name, ScalarSpec(hint), description, not has_default, default, positional_only
                 )
             )
             continue
@@ -497,14 +537,7 @@ def _shape(
             if param_meta.options is not None:
                 spec = ChoiceSpec(spec, tuple(param_meta.options))
         fields.append(
-            FieldSpec(
-                name,
-                spec,
-                description,
-                required=not has_default,
-                default=default,
-                positional_only=positional_only,
-            )
+            FieldSpec.shown(name, spec, description, not has_default, default, positional_only)
         )
     positional = tuple(p[0] for p in parameters if p[3])
     shown = tuple(fields)

@@ -93,6 +93,13 @@ class Message:
     @property
     def text(self) -> str:
         """The message's text blocks, concatenated."""
+        content = self.content
+        if len(content) == 1 and type(content[0]) is dict:  # one block, the usual message
+            block = content[0]
+            if not block.get("type", "text") == "text":  # noqa: SIM201 - as the filter below
+                return ""
+            text = block.get("text", "")
+            return text if type(text) is str else str(text)
         return "".join(
             str(b.get("text", "")) for b in self.content if b.get("type", "text") == "text"
         )

@@ -655,12 +655,18 @@ def _normalize(options: Any) -> tuple[Menu, list[Reading]]:
         if len(_menu_text_cache) >= _MENU_TEXT_CACHE_MAX:
             _menu_text_cache.clear()
         _menu_text_cache[key] = text
-    async_options = tuple(
-        o.name for o in opts if o.handler is not None and inspect.iscoroutinefunction(o.handler)
-    )
+    async_options = tuple(o.name for o in opts if o.handler is not None and _is_async(o.handler))
     needs_context = any(f.source == "context" for o in opts for f in o.hidden)
     menu = Menu(tuple(opts), by_name, tuple(by_name), text, async_options, needs_context)
     return menu, readings
+
+
+def _is_async(handler: Callable[..., Any]) -> bool:
+    """``inspect.iscoroutinefunction``, read off the code of a plain function without
+    attributes of its own (no marker can be set on it), the usual option."""
+    if type(handler) is _FunctionType and not handler.__dict__:
+        return bool(handler.__code__.co_flags & inspect.CO_COROUTINE)
+    return inspect.iscoroutinefunction(handler)
 
 
 # --- rendering ---------------------------------------------------------------------------------

@@ -188,12 +188,20 @@ def _validated(
         not from_json
         or "<" in reply
         or "\\u003" in reply
-        or any(mark in reply.casefold() for mark in validator.copy_marks)
+        or _holds_a_mark(reply, validator.copy_marks)
     ):
         failure = validator.copied_placeholder(plain)
         if failure is not None:
             raise failure
     return kwargs
+
+
+def _holds_a_mark(reply: str, marks: tuple[str, ...]) -> bool:
+    """Whether the casefolded reply holds any of ``marks`` (casefolded once, not per mark)."""
+    if not marks:
+        return False
+    folded = reply.casefold()
+    return any(mark in folded for mark in marks)
 
 
 def function_kwargs(

@@ -15,7 +15,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pytest_opdecide._nextstep._binding import current_agent, current_parent, parent_call
+from pytest_opdecide._nextstep._binding import (
+    current_agent,
+    current_parent,
+    enter_parent_call,
+    leave_parent_call,
+)
 from pytest_opdecide._nextstep._content import content_blocks
 from pytest_opdecide._nextstep._decision_errors import ToolLoopError
 from pytest_opdecide._nextstep._field_types import json_dumps
@@ -72,13 +77,15 @@ def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
                 assert runtime is not None
                 sent = runtime._opdecide_call(step)
             else:
-                with parent_call(runtime and runtime.trace, step.parent):
-                    try:
-                        sent = step.function(*step.args, **step.kwargs)
-                    except Exception as error:
-                        if not step.catch:
-                            raise
-                        sent = Raised(error)
+                token = enter_parent_call(runtime and runtime.trace, step.parent)
+                try:
+                    sent = step.function(*step.args, **step.kwargs)
+                except Exception as error:
+                    if not step.catch:
+                        raise
+                    sent = Raised(error)
+                finally:
+                    leave_parent_call(token)
                 if inspect.isawaitable(sent):
                     if inspect.iscoroutine(sent):
                         sent.close()
@@ -103,15 +110,17 @@ async def drive_async(procedure: Procedure[Any], runtime: Runtime | None) -> Any
                 assert runtime is not None
                 sent = await runtime._opdecide_call_async(step)
             else:
-                with parent_call(runtime and runtime.trace, step.parent):
-                    try:
-                        sent = step.function(*step.args, **step.kwargs)
-                        if inspect.isawaitable(sent):
-                            sent = await sent
-                    except Exception as error:
-                        if not step.catch:
-                            raise
-                        sent = Raised(error)
+                token = enter_parent_call(runtime and runtime.trace, step.parent)
+                try:
+                    sent = step.function(*step.args, **step.kwargs)
+                    if inspect.isawaitable(sent):
+                        sent = await sent
+                except Exception as error:
+                    if not step.catch:
+                        raise
+                    sent = Raised(error)
+                finally:
+                    leave_parent_call(token)
     finally:
         procedure.close()
 

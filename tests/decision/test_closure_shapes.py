@@ -106,3 +106,104 @@ def test_annotations_resolved_on_the_quick_path_are_what_get_type_hints_resolves
     assert quick is None or quick == full
     if fn.__name__ == "scalars":
         assert quick == full  # plain classes are resolved on the quick path
+
+
+class _Shadow:
+    """A class a module binds to the name of a builtin."""
+
+
+@pytest.mark.parametrize(
+    ("names", "annotation"),
+    [
+        ({}, "str"),  # a builtin class
+        ({"str": int}, "str"),  # a module name shadowing the builtin
+        ({"list": _Shadow}, "list"),
+        ({"Order": _Shadow}, "Order"),
+        ({"Nothing": None}, "Nothing"),  # a name bound to None: NoneType, as get_type_hints has it
+        ({"Mode": Literal["a", "b"]}, "Mode"),  # not plain: left to get_type_hints
+        ({"Count": Annotated[int, "n"]}, "Count"),
+        ({}, "NoSuchName"),  # names nothing
+        ({}, "print"),  # a builtin that is no class
+        ({}, "None"),
+        ({"x": 1}, "x"),  # not a type at all
+    ],
+)
+def test_a_bare_name_annotation_resolves_as_get_type_hints_resolves_it(
+    names: dict[str, Any], annotation: str
+) -> None:
+    namespace: dict[str, Any] = dict(names)
+    exec("def act(thing):\n    return thing", namespace)
+    fn = namespace["act"]
+    fn.__annotations__ = {"thing": annotation}
+    quick = _function_shapes._quick_hints(fn)
+    try:
+        full = typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        assert quick is None
+        return
+    assert quick is None or quick == full
+    if annotation in {"str", "list", "Order", "Nothing", "None"}:
+        assert quick == full  # found without compiling the annotation
+
+
+@pytest.mark.parametrize("builtins_of", ["a dict", "a module", "a dict without str", "no dict"])
+def test_a_bare_builtin_name_is_looked_up_where_eval_looks(builtins_of: str) -> None:
+    import builtins
+
+    found: Any = {
+        "a dict": dict(vars(builtins)),
+        "a module": builtins,
+        "a dict without str": {k: v for k, v in vars(builtins).items() if k != "str"},
+        "no dict": object(),
+    }[builtins_of]
+    namespace: dict[str, Any] = {"__builtins__": found}
+    exec("def act(thing):\n    return thing", {"__builtins__": builtins}, namespace)
+    fn = type(namespace["act"])(namespace["act"].__code__, namespace)
+    fn.__annotations__ = {"thing": "str"}
+    quick = _function_shapes._quick_hints(fn)
+    try:
+        full = typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        assert quick is None
+        return
+    assert quick is None or quick == full
+
+
+def test_a_local_function_s_shape_changed_in_place_is_read_anew() -> None:
+    # Functions defined inside another are kept by code, not by identity: a change made to
+    # the same object must still be seen by the shape.
+    def refund(amount: int, reason: str = "late") -> str:
+        """Refund the customer."""
+        return reason
+
+    assert "<locals>" in refund.__qualname__
+    assert refund.__closure__ is None
+    first = _function_shapes._function_shape(refund)
+    assert [f.default for f in first.fields] == [inspect.Parameter.empty, "late"]
+    refund.__defaults__ = ("early",)
+    refund.__doc__ = "Refund at once."
+    again = _function_shapes._function_shape(refund)
+    assert [f.default for f in again.fields] == [inspect.Parameter.empty, "early"]
+    assert again.description == "Refund at once."
+
+
+@pytest.mark.xfail(
+    reason="known: the menu cache's exact snapshot holds a function as itself, so the same "
+    "function object changed in place (its defaults, its docstring) is served its old menu; "
+    "found while writing the test above, before and after that change",
+    strict=True,
+)
+def test_a_local_function_changed_in_place_is_read_anew() -> None:
+    def refund(amount: int, reason: str = "late") -> str:
+        """Refund the customer."""
+        return reason
+
+    assert "<locals>" in refund.__qualname__
+    assert refund.__closure__ is None
+    first = normalize_options({"refund": refund})
+    assert [f.default for f in first.options[0].fields] == [inspect.Parameter.empty, "late"]
+    refund.__defaults__ = ("early",)
+    refund.__doc__ = "Refund at once."
+    again = normalize_options({"refund": refund})
+    assert [f.default for f in again.options[0].fields] == [inspect.Parameter.empty, "early"]
+    assert "Refund at once." in again.text

@@ -67,7 +67,33 @@ def no_docstring(amount: float, reason: str) -> str:
     return reason
 
 
+def _documented(number: int, doc: str) -> Any:
+    def act(amount: float) -> str:
+        return "x"
+
+    act.__doc__ = doc
+    act.__name__ = act.__qualname__ = f"docstring_{number}"
+    return act
+
+
+# One-line docstrings take a short way past inspect.cleandoc; these must read as it reads them.
+ODD_DOCSTRINGS = [
+    "",
+    " ",
+    "Refund the customer.",
+    "  Refund the customer.  ",
+    "Refund\tthe customer.",
+    "\tRefund the customer.",
+    "Refund the customer.\rNow.",
+    "Refund the customer.\x0cNow.",
+    "Refund the customer.\u2028Now.",
+    "\x0bRefund the customer.",
+    "Refund the customer.\n",
+    "Refund the customer.\n\n    Args:\n        amount: How much.",
+]
+
 FUNCTIONS = [
+    *(_documented(number, doc) for number, doc in enumerate(ODD_DOCSTRINGS)),
     positional_only,
     keyword_only,
     variadic,
@@ -211,3 +237,68 @@ def test_a_plain_scalar_parameter_gets_the_spec_its_annotation_gives(pytype: typ
     assert quick.type.core_schema({}) == general.type.core_schema({})
     assert (quick.required, quick.positional_only) == (True, True)
     assert (general.required, general.default, general.positional_only) == (False, None, True)
+
+
+def test_a_field_made_at_once_is_the_field_its_init_makes() -> None:
+    import dataclasses
+
+    spec = ScalarSpec(int)
+    for required, default, positional in [(True, inspect.Parameter.empty, False), (False, 3, True)]:
+        made = FieldSpec.shown("count", spec, "How many.", required, default, positional)
+        built = FieldSpec(
+            "count", spec, "How many.", required=required, default=default,
+            positional_only=positional,
+        )  # fmt: skip
+        # Every dataclass field, in order: a field added to FieldSpec must be set by shown().
+        assert list(vars(made)) == [f.name for f in dataclasses.fields(FieldSpec)]
+        assert vars(made) == vars(built)
+
+
+async def _async_act(amount: float) -> str:
+    return "x"
+
+
+def _generator_act(amount: float) -> Any:
+    yield amount
+
+
+async def _async_generator_act(amount: float) -> Any:
+    yield amount
+
+
+def _marked_act(amount: float) -> str:
+    return "x"
+
+
+if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12 and later
+    inspect.markcoroutinefunction(_marked_act)
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [refund, _async_act, _generator_act, _async_generator_act, _marked_act,
+     functools.partial(_async_act, 1.0), Desk().refund, Refund],
+    ids=["plain", "async", "generator", "async generator", "marked", "partial", "method",
+         "class"],
+)  # fmt: skip
+def test_an_option_is_async_as_inspect_says(handler: Any) -> None:
+    assert _options._is_async(handler) is inspect.iscoroutinefunction(handler)
+
+
+@pytest.mark.parametrize("pytype", [str, int, float, bool, list, dict])
+def test_a_scalar_s_schema_and_placeholder_are_what_their_builders_make(pytype: type) -> None:
+    from pydantic_core import core_schema as cs
+
+    from pytest_opdecide._nextstep._field_types import SCALAR_PLACEHOLDERS
+
+    built = {str: cs.str_schema, int: cs.int_schema, float: cs.float_schema,
+             bool: cs.bool_schema, list: cs.list_schema, dict: cs.dict_schema}[pytype]  # fmt: skip
+    spec = ScalarSpec(pytype)
+    first = spec.core_schema({})
+    assert first == built(strict=True)
+    first["strict"] = False
+    assert spec.core_schema({}) == built(strict=True)  # each validator's schema is its own
+    placeholder = spec.placeholder()
+    assert placeholder == SCALAR_PLACEHOLDERS[pytype]
+    if isinstance(placeholder, list | dict):
+        assert placeholder is not spec.placeholder()  # a new container for each caller

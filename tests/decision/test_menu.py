@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import itertools
+import json
 from typing import Annotated, Any
 
 import pytest
@@ -381,3 +383,31 @@ def test_schema_cache_does_not_confuse_equal_but_different_options() -> None:
     ints = {"o": ("D.", {"cache_probe": {"type": float, "options": [1, 2.5]}})}
     assert "(options: 1.0, 2.5)" in decision.render_options(floats)
     assert "(options: 1, 2.5)" in decision.render_options(ints)
+
+
+def _example_through_the_encoder(call: dict[str, Any]) -> str:
+    """A ``Call:`` example as ``json.dumps`` and the slot pattern write it (the general way)."""
+    from pytest_opdecide._nextstep import _field_types as ft
+
+    text = json.dumps(call, ensure_ascii=False, default=ft._slot_default)
+    return ft._SLOT_TEXT.sub(r"\1", text) if ft._SLOT_MARK in text else text
+
+
+def test_call_examples_written_the_short_way_are_the_encoder_s_bytes() -> None:
+    from pytest_opdecide._nextstep import _field_types as ft
+
+    values: list[Any] = ["<str>", ft.INT_SLOT, ft.FLOAT_SLOT, ft.BOOL_SLOT, [], {}, 'é"\\\n',
+                         "\ue000<int>\ue000", 1, None, ft.Slot("<x y>", "w"), "\u2028"]  # fmt: skip
+    names = ["a", "é", 'q"', "\ue000", "x\ny"]
+    for name in names:
+        assert ft.call_example({"call": name}) == _example_through_the_encoder({"call": name})
+        reversed_pairs = zip(values, values[::-1], strict=True)
+        pairs = itertools.product(values, repeat=2) if name == "a" else reversed_pairs
+        for first, second in pairs:
+            for call in (
+                {"call": name, "args": {"one": first, "two": second}},
+                {"call": name, "args": {name: first}},
+                {"args": {"one": first}, "call": name},
+                {"call": name, "args": {}},
+            ):
+                assert ft.call_example(call) == _example_through_the_encoder(call), call

@@ -80,6 +80,23 @@ class TestExecPlain:
         )
         assert rt.requests[0].prompt == "Look:and this"
 
+    @pytest.mark.parametrize(
+        "blocks",
+        [
+            ({"type": "text", "text": "one"},),
+            ({"text": "no type is text"},),
+            ({"type": "text"},),
+            ({"type": "image", "text": "not text"},),
+            ({"type": "text", "text": 7},),
+            ({"type": "text", "text": "a"}, {"type": "text", "text": "b"}),
+            (),
+        ],
+    )
+    def test_a_message_s_text_joins_its_text_blocks(self, blocks: Any) -> None:
+        # One block takes a short way: it must read as the join of every block reads.
+        joined = "".join(str(b.get("text", "")) for b in blocks if b.get("type", "text") == "text")
+        assert Message("user", blocks).text == joined
+
     @pytest.mark.parametrize("content", [3, None, [{"text": "no type"}], [{"type": "text"}], [7]])
     def test_bad_content_fails_before_any_call(self, content: Any) -> None:
         rt = FixedRuntime()

@@ -15,6 +15,17 @@ class TestPick:
         step = pick("refund", amount=30, reason="late")
         assert step == Pick("refund", {"amount": 30, "reason": "late"})
 
+    def test_a_pick_is_made_with_every_field_its_init_sets(self) -> None:
+        import dataclasses
+
+        made = pick("refund", amount=30, reason="late")
+        built = Pick("refund", {"amount": 30, "reason": "late"})
+        # Every dataclass field, in order: a field added to Pick must be set by pick() too.
+        assert list(vars(made)) == [f.name for f in dataclasses.fields(Pick)]
+        assert vars(made) == vars(built)
+        assert made == built
+        assert str(made) == str(built)
+
     def test_text_is_the_canonical_json_pick(self) -> None:
         assert pick("refund", amount=30).text == '{"call": "refund", "args": {"amount": 30}}'
 
@@ -23,6 +34,29 @@ class TestPick:
 
     def test_text_keeps_non_ascii_characters(self) -> None:
         assert pick("greet", name="Zoë").text == '{"call": "greet", "args": {"name": "Zoë"}}'
+
+    def test_text_of_plain_arguments_is_the_encoder_s_bytes(self) -> None:
+        # Strings, numbers, booleans and None are written piece by piece; the bytes must be
+        # those of the shared encoder, on every edge of those types (and subclasses, which
+        # take the encoder's own way).
+        from fake_runtimes._script_steps import _ENCODER
+
+        class Text(str):
+            pass
+
+        class Whole(int):
+            pass
+
+        values = ["a", 'é"\\\n\u2028', "", 0, -3, 10**30, 1.5, -0.0, float("nan"),
+                  float("inf"), -float("inf"), 1e300, True, False, None, [1], {"a": 1},
+                  Text("s"), Whole(3)]  # fmt: skip
+        for name in ("refund", 'q"é'):
+            for value in values:
+                for key in ("a", 'é"', Text("k")):
+                    args = {key: value, "b": values[len(key) % len(values)]}
+                    expected = _ENCODER.encode({"call": name, "args": args})
+                    assert Pick(name, args).text == expected, (name, args)
+            assert Pick(name, {}).text == _ENCODER.encode({"call": name})
 
     def test_text_round_trips_nested_arguments(self) -> None:
         args = {"steps": [{"action": "ship", "target": "A1"}], "rationale": "fast"}
