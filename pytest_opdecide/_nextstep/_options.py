@@ -273,6 +273,31 @@ class _Same:
     __hash__ = None  # type: ignore[assignment]
 
 
+class _SameFunction:
+    """A plain function in an exact snapshot: the very same function, with the parts its entry
+    is read from as they were (a function object can be changed in place: its defaults, its
+    docstring, its annotations reassigned or edited), each the very same object."""
+
+    __slots__ = ("annotations", "defaults", "doc", "fn", "kwdefaults")
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.defaults, self.kwdefaults = fn, fn.__defaults__, fn.__kwdefaults__
+        # A copy: the function's own dict can be edited in place. Compared in C, each value
+        # first by identity.
+        self.doc, self.annotations = fn.__doc__, dict(fn.__annotations__)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            other is self.fn
+            and other.__defaults__ is self.defaults
+            and other.__kwdefaults__ is self.kwdefaults
+            and other.__doc__ is self.doc
+            and other.__annotations__ == self.annotations
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 _ANY_VALUE = {form: _any_value(form.value_rule) for form in FORMS if form.value_rule is not None}
 
 
@@ -295,14 +320,22 @@ class _SameShape:
     """A plain function in the loose snapshot: equal to any function of the same code, globals,
     name and shape (a closure defined anew on every call), without attributes of its own."""
 
-    __slots__ = ("code", "fn", "globals", "name", "shape")
+    __slots__ = ("code", "fn", "globals", "name", "same", "shape")
 
     def __init__(self, fn: Any, shape: Any) -> None:
-        self.fn, self.shape = fn, shape
+        self.fn, self.shape, self.same = fn, shape, _SameFunction(fn)
         self.code, self.globals, self.name = fn.__code__, fn.__globals__, fn.__name__
 
     def __eq__(self, other: object) -> bool:
-        return other is self.fn or (
+        if other is self.fn:  # unless it was changed in place since (as _SameFunction tells)
+            same = self.same
+            return (
+                other.__defaults__ is same.defaults
+                and other.__kwdefaults__ is same.kwdefaults
+                and other.__doc__ is same.doc
+                and other.__annotations__ == same.annotations
+            )
+        return (
             type(other) is _FunctionType
             and other.__code__ is self.code
             and other.__globals__ is self.globals
@@ -360,8 +393,11 @@ def _part_snapshot(role: Role, part: Any, *, ordered: bool) -> Any:
         return _schema_snapshot(part, ordered)
     if role == "value":
         return part if type(part) is str or part is None else _Same(part)
-    if role == "function" or role == "name" or role == "description":
-        # A string, or the same function (an equal bound method: of the same instance).
+    if role == "function":
+        # The same function, as it was; any other callable: an equal one (a bound method: of
+        # the same instance).
+        return _SameFunction(part) if type(part) is _FunctionType else part
+    if role == "name" or role == "description":
         return part
     assert_never(role)
 

@@ -187,12 +187,6 @@ def test_a_local_function_s_shape_changed_in_place_is_read_anew() -> None:
     assert again.description == "Refund at once."
 
 
-@pytest.mark.xfail(
-    reason="known: the menu cache's exact snapshot holds a function as itself, so the same "
-    "function object changed in place (its defaults, its docstring) is served its old menu; "
-    "found while writing the test above, before and after that change",
-    strict=True,
-)
 def test_a_local_function_changed_in_place_is_read_anew() -> None:
     def refund(amount: int, reason: str = "late") -> str:
         """Refund the customer."""
@@ -207,3 +201,27 @@ def test_a_local_function_changed_in_place_is_read_anew() -> None:
     again = normalize_options({"refund": refund})
     assert [f.default for f in again.options[0].fields] == [inspect.Parameter.empty, "early"]
     assert "Refund at once." in again.text
+    refund.__annotations__["amount"] = float
+    edited = normalize_options({"refund": refund})
+    assert "amount: float" in edited.text
+
+
+def test_a_module_function_changed_in_place_is_read_anew() -> None:
+    # The same menu object too: the exact snapshot holds the function's parts as they were.
+    options = {"refund": _module_refund, "close": "CLOSED"}
+    saved = (_module_refund.__defaults__, _module_refund.__doc__)
+    try:
+        assert "Refund the customer." in normalize_options(options).text
+        _module_refund.__doc__ = "Refund at once."
+        _module_refund.__defaults__ = ("early",)
+        again = normalize_options(options)
+        assert "Refund at once." in again.text
+        assert [f.default for f in again.options[0].fields] == [inspect.Parameter.empty, "early"]
+    finally:
+        _module_refund.__defaults__, _module_refund.__doc__ = saved
+    assert "Refund the customer." in normalize_options(options).text
+
+
+def _module_refund(amount: int, reason: str = "late") -> str:
+    """Refund the customer."""
+    return reason
