@@ -64,6 +64,11 @@ def _as_reply(reply: Any) -> ModelReply:
     return ModelReply(text=reply)
 
 
+NEVER_AWAITABLE = frozenset({str, int, float, bool, type(None), dict, list, tuple, ModelReply})
+"""What most options and tools return: told apart from an awaitable by its type alone (the test
+of ``inspect.isawaitable`` reaches ``collections.abc.Awaitable``'s check on every step)."""
+
+
 def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
     """Run a procedure synchronously."""
     try:
@@ -86,7 +91,7 @@ def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
                     sent = Raised(error)
                 finally:
                     leave_parent_call(token)
-                if inspect.isawaitable(sent):
+                if type(sent) not in NEVER_AWAITABLE and inspect.isawaitable(sent):
                     if inspect.iscoroutine(sent):
                         sent.close()
                     raise TypeError(
@@ -113,7 +118,7 @@ async def drive_async(procedure: Procedure[Any], runtime: Runtime | None) -> Any
                 token = enter_parent_call(runtime and runtime.trace, step.parent)
                 try:
                     sent = step.function(*step.args, **step.kwargs)
-                    if inspect.isawaitable(sent):
+                    if type(sent) not in NEVER_AWAITABLE and inspect.isawaitable(sent):
                         sent = await sent
                 except Exception as error:
                     if not step.catch:
