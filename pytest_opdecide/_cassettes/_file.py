@@ -10,6 +10,7 @@ the file in one rename (:func:`~pytest_opdecide._files.write_atomic`).
 from __future__ import annotations
 
 import copy
+import gc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,24 @@ def write_cassette(
             net replaced something the passes over the data had not: a secret spanning YAML
             syntax; or the hook stored what replay refuses). Nothing is written.
     """
+    # Writing builds many objects and no cycle (an event stream's data, the YAML's nodes, the
+    # data read back): the cycle collector would only run over and over on the growing trees
+    # (half of the time of a long stream's writing). As :func:`load_yaml` does.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _write(path, interactions, scrubber, scrub_hook)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _write(
+    path: Path,
+    interactions: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    scrubber: Scrubber,
+    scrub_hook: ScrubHook | None,
+) -> None:
     pairs = [
         (copy.deepcopy(request), copy.deepcopy(response)) for request, response in interactions
     ]

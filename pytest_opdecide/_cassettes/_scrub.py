@@ -61,6 +61,7 @@ filters read the same list); a new form of a value into :mod:`pytest_opdecide._h
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -70,7 +71,12 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
 from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
-from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, worth_searching
+from pytest_opdecide._http._secrets import (
+    PLACEHOLDER,
+    Secrets,
+    json_strings_lack,
+    worth_searching,
+)
 
 __all__ = [
     "DEFAULT_BODY_FIELDS",
@@ -166,6 +172,14 @@ def secret_field(
     return normal.endswith(SECRET_FIELD_ENDINGS)
 
 
+@functools.lru_cache(maxsize=4096)
+def _named_secret(name: str, extra: frozenset[str], in_logprobs: bool) -> bool:
+    """:func:`secret_field`, answered once per name: a cassette repeats its field names (every
+    event of a stream has the same ones)."""
+    return secret_field(name, extra, in_logprobs=in_logprobs)
+
+
+@functools.lru_cache(maxsize=4096)
 def _logprobs(name: str) -> bool:
     lowered = name.lower()
     return any(word in lowered for word in _LOGPROB_WORDS)
@@ -201,7 +215,7 @@ def _by_name(
                 isinstance(item, str | int | float)
                 and not isinstance(item, bool)
                 and item != ""
-                and secret_field(name, fields, in_logprobs=in_logprobs)
+                and _named_secret(name, fields, in_logprobs)
             ):
                 remember(item)
                 new: Any = PLACEHOLDER
@@ -284,21 +298,24 @@ def _by_value(value: Any, secrets: Secrets) -> Any:
 
 
 def _string_leaves(
-    value: Any, path: tuple[Any, ...] = ()
-) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
-    """``(path, container, key)`` of every string in a JSON value, in order."""
+    value: Any, path: tuple[Any, ...], into: dict[tuple[Any, ...], list[tuple[Any, Any]]]
+) -> None:
+    """Add ``(container, key)`` of every string in a JSON value to the group of its path
+    (``path`` and the keys and indexes down to it), in order."""
     if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str):
-                yield (*path, key), value, key
-            else:
-                yield from _string_leaves(item, (*path, key))
+        items: Iterable[tuple[Any, Any]] = value.items()
     elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, str):
-                yield (*path, index), value, index
-            else:
-                yield from _string_leaves(item, (*path, index))
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        if isinstance(item, str):
+            group = into.get((*path, key))
+            if group is None:
+                group = into[(*path, key)] = []
+            group.append((value, key))
+        elif isinstance(item, dict | list):
+            _string_leaves(item, (*path, key), into)
 
 
 def _replace_across(texts: list[str], spans: list[tuple[int, int]]) -> list[str]:
@@ -373,8 +390,7 @@ def _stream_fields(events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[t
         elif isinstance(event.get("data"), str):
             groups.setdefault(("<data>",), []).append((event, "data"))
         else:
-            for path, container, key in _string_leaves(event.get("data")):
-                groups.setdefault(path, []).append((container, key))
+            _string_leaves(event.get("data"), (), groups)
     return groups
 
 
@@ -665,6 +681,7 @@ def _body_paths(body: Any, paths: MachinePaths, headers: Mapping[str, Any] | Non
         stream=lambda text: _stream_paths(text, paths),
         text=paths.text,
         value=paths.value,
+        needles=paths.needles,
     )
 
 
@@ -679,6 +696,7 @@ def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | Non
         stream=lambda text: _stream_by_value(text, secrets),
         text=secrets.text,
         value=lambda parsed: _by_value(parsed, secrets),
+        needles=secrets.needles,
     )
 
 
@@ -690,10 +708,15 @@ def _rewrite_body(
     stream: Callable[[str], str],
     text: Callable[[str], str],
     value: Callable[[Any], Any],
+    needles: tuple[str, ...] | None,
 ) -> Any:
     """A body rewritten by the pass for its kind: ``data`` for bytes that are not UTF-8,
     ``stream`` for an event stream, ``value`` for a JSON document (it returns the same object
-    when nothing changed), ``text`` for any other text. An unchanged body is returned as is."""
+    when nothing changed), ``text`` for any other text. An unchanged body is returned as is.
+
+    ``needles``: strings that every replacement the pass makes takes in (``None``: unknown). A
+    body none of whose strings can hold one (:func:`json_strings_lack`, proven on its text) is
+    left as it is, unparsed: a long prompt is then read at ``memchr`` speed."""
     if body is None:
         return None
     original = body_text(body)
@@ -701,6 +724,8 @@ def _rewrite_body(
         return data(body) if isinstance(body, bytes) else body
     if "event-stream" in header(headers or {}, "content-type"):
         out = stream(original)
+    elif needles is not None and json_strings_lack(original, needles):
+        return body
     elif "\\" not in original and text(original) == original:
         # Without a backslash, each string of a JSON body (keys too) is the very characters
         # between its quotes, and what ``text`` replaces never takes in a quote: a match in a
