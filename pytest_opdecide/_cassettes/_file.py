@@ -122,14 +122,41 @@ def write_cassette(
             gc.enable()
 
 
+_IMMUTABLE = frozenset({str, bytes, int, float, bool, type(None)})
+
+
+def _copied(value: Any, memo: dict[int, Any]) -> Any:
+    """``copy.deepcopy(value, memo)`` for the plain data vcrpy records, without its
+    bookkeeping for every value: a dict or list held twice is copied once (the copy holds it
+    twice too, as the cassette writes it), immutable values are kept, anything else is
+    deep-copied."""
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if kind is dict or kind is list:
+        made = memo.get(id(value))
+        if made is not None:
+            return made
+        if kind is dict:
+            made = memo[id(value)] = {}
+            for key, item in value.items():
+                made[_copied(key, memo)] = _copied(item, memo)
+        else:
+            made = memo[id(value)] = []
+            made.extend(_copied(item, memo) for item in value)
+        return made
+    return copy.deepcopy(value, memo)
+
+
 def _write(
     path: Path,
     interactions: Sequence[tuple[dict[str, Any], dict[str, Any]]],
     scrubber: Scrubber,
     scrub_hook: ScrubHook | None,
 ) -> None:
+    memo: dict[int, Any] = {}
     pairs = [
-        (copy.deepcopy(request), copy.deepcopy(response)) for request, response in interactions
+        (_copied(request, memo), _copied(response, memo)) for request, response in interactions
     ]
     scrubber.interactions(pairs)
     stored = []

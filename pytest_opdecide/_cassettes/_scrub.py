@@ -415,11 +415,17 @@ def _stream_by_value(text: str, secrets: Secrets) -> str:
             changed = True
             for (container, key), new in zip(pieces, _replace_across(texts, spans), strict=True):
                 container[key] = new
-    for event in events:
-        data = event.get("data")
-        if isinstance(data, dict | list):
-            event["data"] = _by_value(data, secrets)
-            changed = changed or event["data"] is not data
+    # Each event's own strings lie in the text (a stream's lines are its events' JSON): when
+    # nothing was replaced across and none can hold a form or a mark (:func:`json_strings_lack`),
+    # no event needs its walk. (Across events no such proof holds: a key sent in pieces is in
+    # no one place of the text.)
+    needles = secrets.needles
+    if changed or needles is None or not json_strings_lack(text, needles):
+        for event in events:
+            data = event.get("data")
+            if isinstance(data, dict | list):
+                event["data"] = _by_value(data, secrets)
+                changed = changed or event["data"] is not data
     _reframe(events, framed)
     return render_events(events) if changed else text
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_opdecide._cassettes import _scrub
 from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._scrub import (
     PLACEHOLDER,
@@ -20,6 +22,7 @@ from pytest_opdecide._cassettes._scrub import (
     _body_by_value,
     _body_paths,
     _by_value,
+    _stream_by_value,
 )
 from pytest_opdecide._http._secrets import Secrets, holds_any, json_strings_lack
 
@@ -107,3 +110,22 @@ def test_a_long_prompt_with_an_escaped_key_is_still_scrubbed() -> None:
     )
     assert HIDDEN_KEY not in json.loads(request["body"])["messages"][0]["content"]
     assert PLACEHOLDER in json.loads(request["body"])["messages"][0]["content"]
+
+
+piece = st.sampled_from(["sk-", "proj-", "abcdefgh", "ijklmnop", "\\u0073k-", "w0 ", "Be", "arer "])
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(st.lists(piece, min_size=1, max_size=3).map("".join), max_size=8))
+def test_a_stream_is_scrubbed_as_the_slow_path_scrubs_it(pieces: list[str]) -> None:
+    # The key-like text in an event's own strings (a value, a key), or in pieces across them.
+    events = [
+        '{"choices": [{"delta": {"content": "' + text + '"}}], "' + text + '": 1}'
+        for text in pieces
+    ]
+    stream = "".join(f"data: {event}\n\n" for event in events) + "data: [DONE]\n\n"
+    secrets = Secrets(["ijklmnopqrst"])
+    fast = _stream_by_value(stream, secrets)
+    with mock.patch.object(_scrub, "json_strings_lack", return_value=False):
+        slow = _stream_by_value(stream, secrets)
+    assert fast == slow
