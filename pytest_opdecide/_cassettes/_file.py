@@ -169,7 +169,10 @@ def _write(
     text = (ReadableYaml.serialize if scrub_hook else ReadableYaml.serialize_owned)(data)
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
-        ReadableYaml.check(scrubbed)
+        if scrub_hook is None and scrubbed == text:
+            ReadableYaml.check_own(data, text)  # our own writing of our own data
+        else:
+            ReadableYaml.check(scrubbed)
     except Exception as exc:
         if scrubbed != text:
             # Only the kind of error: its text may quote the file around the secret.

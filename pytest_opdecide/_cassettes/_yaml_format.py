@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from pytest_opdecide._cassettes._shape import check_encodings, check_layout
-from pytest_opdecide._cassettes._yaml_loader import Refused, load_yaml
+from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, Refused, load_yaml
 
 __all__ = [
     "ReadableYaml",
@@ -334,6 +334,27 @@ def _share_repeats(interactions: list[Any]) -> list[tuple[dict[str, Any], str, A
     return replaced
 
 
+def _plain_within(value: Any, depth: int) -> bool:
+    """Whether ``value``'s mappings and lists are nested at most ``depth`` deep, and every
+    key of its mappings is text."""
+    todo = [(value, 0)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+            if not all(type(key) is str for key in item):
+                return False
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        level += 1
+        if level > depth:
+            return False
+        todo.extend((child, level) for child in children if isinstance(child, dict | list))
+    return True
+
+
 class ReadableYaml:
     """vcrpy serializer: structured JSON, SSE events and literal blocks, read back losslessly.
 
@@ -392,6 +413,43 @@ class ReadableYaml:
             if any(name.lower() == "content-encoding" for name in headers):
                 ReadableYaml.deserialize(text)
                 return
+
+    @staticmethod
+    def check_own(data: dict[str, Any], text: str) -> None:
+        """:meth:`check` for the ``text`` that :meth:`serialize_owned` just wrote from
+        ``data`` (the same object, as it left it), without reading the text back when
+        checking the data is proof enough:
+
+        * the text has no alias (``&id``: expansion is the loader's to bound) and no backslash
+          (no escape: each scalar is its characters as written, which the loader reads back
+          as they were);
+        * no mapping or list is nested as deep as the loader's bound, and every key is text
+          (two keys of one mapping are then two keys of the file);
+        * no response names a ``Content-Encoding`` (its body is checked as replay decodes it);
+        * the data is in the layout replay reads (:func:`check_layout`).
+
+        Anything else, or a refusal, is decided by :meth:`check` on the text itself (a refusal
+        then names its line).
+
+        Raises:
+            Refused: As :meth:`check`.
+            yaml.YAMLError: The text is not YAML.
+        """
+        if "&id" in text or "\\" in text or not _plain_within(data, MAX_DEPTH - 1):
+            ReadableYaml.check(text)
+            return
+        for interaction in data.get("interactions") or ():
+            response = interaction.get("response") if isinstance(interaction, dict) else None
+            headers = response.get("headers") if isinstance(response, dict) else None
+            if isinstance(headers, dict) and any(
+                isinstance(name, str) and name.lower() == "content-encoding" for name in headers
+            ):
+                ReadableYaml.check(text)
+                return
+        try:
+            check_layout(data, text)
+        except Refused:
+            ReadableYaml.check(text)
 
     @staticmethod
     def deserialize(text: str) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from pytest_opdecide._cassettes._scrub import (
     _by_value,
     _stream_by_value,
 )
+from pytest_opdecide._cassettes._yaml_format import ReadableYaml
+from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, load_yaml
 from pytest_opdecide._http._secrets import Secrets, holds_any, json_strings_lack
 
 # A small alphabet, so that generated needles are often in generated texts: the letters of the
@@ -129,3 +131,78 @@ def test_a_stream_is_scrubbed_as_the_slow_path_scrubs_it(pieces: list[str]) -> N
     with mock.patch.object(_scrub, "json_strings_lack", return_value=False):
         slow = _stream_by_value(stream, secrets)
     assert fast == slow
+
+
+# --- the read-back check of our own writing ------------------------------------------------
+
+
+def _outcome(check: Any, *args: Any) -> str:
+    try:
+        check(*args)
+    except Exception as exc:  # the kind and the message: both must agree
+        return f"{type(exc).__name__}: {exc}"
+    return "accepted"
+
+
+def _agree(stored: list[dict[str, Any]]) -> str:
+    """Serialise ``stored`` as recording does; both checks must give the same outcome."""
+    data = {"interactions": stored, "version": 1}
+    text = ReadableYaml.serialize_owned(data)
+    own = _outcome(ReadableYaml.check_own, data, text)
+    assert own == _outcome(ReadableYaml.check, text)
+    if own == "accepted":
+        assert load_yaml(text) == data  # what replay reads is what was checked
+    return own
+
+
+def _stored(body: Any, code: int = 200, headers: Any = None) -> dict[str, Any]:
+    return {
+        "request": {
+            "method": "POST",
+            "uri": "http://127.0.0.1/v1",
+            "headers": {"content-type": ["application/json"]},
+            "body": json.dumps(body),
+        },
+        "response": {
+            "status": {"code": code, "message": "OK"},
+            "headers": headers if headers is not None else {"content-type": ["text/plain"]},
+            "body": {"string": "ok"},
+        },
+    }
+
+
+def test_nesting_around_the_loaders_bound_is_refused_as_the_file_would_be() -> None:
+    outcomes = {}
+    for depth in range(MAX_DEPTH - 9, MAX_DEPTH + 2):
+        body: Any = 1
+        for _ in range(depth):
+            body = [body]
+        outcomes[depth] = _agree([_stored(body)])
+    assert outcomes[MAX_DEPTH - 9] == "accepted"
+    assert f"more than {MAX_DEPTH} mappings and lists" in outcomes[MAX_DEPTH + 1]
+
+
+def test_a_layout_refusal_and_aliases_are_decided_on_the_file() -> None:
+    assert "status code" in _agree([_stored({"a": 1}, code=999)])
+    schema = {"anyOf": [{"enum": [f"o{i}"]} for i in range(40)]}
+    assert _agree([_stored({"n": n, "response_format": schema}) for n in range(3)]) == ("accepted")
+    gzip_headers = {"content-type": ["text/plain"], "Content-Encoding": ["gzip"]}
+    assert "Refused" in _agree([_stored({"a": 1}, headers=gzip_headers)])  # "ok" is no gzip
+
+
+any_text = st.text(max_size=12)
+any_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(body=any_json, code=st.integers(99, 600), message=any_text, header=any_text)
+def test_the_data_check_agrees_with_the_files_check(
+    body: Any, code: int, message: str, header: str
+) -> None:
+    item = _stored(body, code=code, headers={"x-note": [header]})
+    item["response"]["status"]["message"] = message
+    _agree([item])
