@@ -166,7 +166,11 @@ def _write(
         stored.append({"request": request, "response": response})
     data = {"interactions": stored, "version": 1}
     # Our own copies, unless a hook may have handed back objects of its own.
-    text = (ReadableYaml.serialize if scrub_hook else ReadableYaml.serialize_owned)(data)
+    streams = scrubber.parsed_streams()  # each stream is parsed once, not once per pass
+    if scrub_hook:
+        text = ReadableYaml.serialize(data)
+    else:
+        text = ReadableYaml.serialize_owned(data, streams)
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
         if scrub_hook is None and scrubbed == text:

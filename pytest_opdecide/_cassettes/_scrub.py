@@ -394,7 +394,9 @@ def _stream_fields(events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[t
     return groups
 
 
-def _stream_by_value(text: str, secrets: Secrets) -> str:
+def _stream_by_value(
+    text: str, secrets: Secrets, streams: dict[str, list[Any]] | None = None
+) -> str:
     """An event stream's text with every secret replaced: across the events first (see
     :func:`_stream_fields`), then in each event (its keys, what no field groups).
 
@@ -402,8 +404,13 @@ def _stream_by_value(text: str, secrets: Secrets) -> str:
     there. A pass over each event alone would find a part that looks like a key on its own
     (:data:`~pytest_opdecide._http._secrets.KEYLIKE` takes ``sk-`` and 16 more characters),
     replace it, and leave the rest of the key in the next event for no rule to find.
+
+    ``streams``: the events of texts already parsed (see :meth:`Scrubber.parsed_streams`);
+    this text's are taken from it, and given back when nothing changed.
     """
-    events = parse_events(text)
+    events = streams.pop(text, None) if streams is not None else None
+    if events is None:
+        events = parse_events(text)
     if events is None:
         return secrets.text(text)
     framed = _unframe(events)
@@ -427,7 +434,11 @@ def _stream_by_value(text: str, secrets: Secrets) -> str:
                 event["data"] = _by_value(data, secrets)
                 changed = changed or event["data"] is not data
     _reframe(events, framed)
-    return render_events(events) if changed else text
+    if changed:
+        return render_events(events)
+    if streams is not None:
+        streams[text] = events
+    return text
 
 
 # --- one interaction -----------------------------------------------------------------------
@@ -456,6 +467,7 @@ class Scrubber:
         self.seen: set[str] = set()
         """Every value replaced by name so far (replaced by value in the second pass)."""
         self._combined: tuple[int, Secrets] | None = None
+        self._streams: dict[str, list[Any]] | None = None
 
     @property
     def secrets(self) -> Secrets:
@@ -479,6 +491,7 @@ class Scrubber:
         bytes); each response ``status``, ``headers`` and ``body: {"string": ...}``.
         """
         pairs = list(interactions)
+        self._streams = {}
         for request, response in pairs:
             self.by_name(request, response)
         secrets = self.secrets
@@ -487,6 +500,16 @@ class Scrubber:
         if self.paths:
             for request, response in pairs:
                 self.machine_paths(request, response)
+
+    def parsed_streams(self) -> dict[str, list[Any]]:
+        """The events of each event stream that the last :meth:`interactions` left as it came,
+        by its text (what :func:`parse_events` gives for it: each pass hands them on instead of
+        parsing the stream again), for the serialiser to take; forgotten here.
+
+        Each list is taken by one reader (``pop``): two streams of the same text are two
+        lists, as parsing gives them."""
+        streams, self._streams = self._streams or {}, None
+        return streams
 
     # -- by name --
 
@@ -597,6 +620,8 @@ class Scrubber:
                     self.json_value(document)
         _reframe(events, framed)
         if not changed:
+            if self._streams is not None:
+                self._streams[text] = events
             return body
         out = render_events(events)
         return out.encode() if isinstance(body, bytes) else out
@@ -609,7 +634,7 @@ class Scrubber:
             request,
             response,
             secrets.text,
-            lambda body, headers: _body_by_value(body, secrets, headers),
+            lambda body, headers: _body_by_value(body, secrets, headers, self._streams),
         )
 
     def text(self, text: str) -> str:
@@ -691,7 +716,12 @@ def _body_paths(body: Any, paths: MachinePaths, headers: Mapping[str, Any] | Non
     )
 
 
-def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | None = None) -> Any:
+def _body_by_value(
+    body: Any,
+    secrets: Secrets,
+    headers: Mapping[str, Any] | None = None,
+    streams: dict[str, list[Any]] | None = None,
+) -> Any:
     """A body with every form of every secret replaced: in each string of a JSON body, across
     the events of a stream, in the text of other bodies, in the bytes of bodies that are not
     UTF-8."""
@@ -699,7 +729,7 @@ def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | Non
         body,
         headers,
         data=secrets.data,
-        stream=lambda text: _stream_by_value(text, secrets),
+        stream=lambda text: _stream_by_value(text, secrets, streams),
         text=secrets.text,
         value=lambda parsed: _by_value(parsed, secrets),
         needles=secrets.needles,

@@ -240,15 +240,22 @@ def render_events(events: list[Any]) -> str:
     return "".join(out)
 
 
-def readable_body(body: Any, headers: Mapping[str, Any]) -> Any:
+def readable_body(
+    body: Any, headers: Mapping[str, Any], streams: dict[str, list[Any]] | None = None
+) -> Any:
     """A raw body as the cassette stores it: ``{"events": [...]}`` for an event stream,
-    ``{"json": data}`` for JSON, else the text (or the bytes, when they are not text)."""
+    ``{"json": data}`` for JSON, else the text (or the bytes, when they are not text).
+
+    ``streams``: the events of stream texts already parsed (:func:`parse_events` of each);
+    this body's are taken from it (``pop``) rather than parsed again."""
     text = body_text(body)
     if text is None:
         return body
     kind = header(headers, "content-type")
     if "event-stream" in kind:
-        events = parse_events(text)
+        events = streams.pop(text, None) if streams else None
+        if events is None:
+            events = parse_events(text)
         if events is not None:
             return {"events": events}
     if text[:1] in "{[":
@@ -337,22 +344,24 @@ def _share_repeats(interactions: list[Any]) -> list[tuple[dict[str, Any], str, A
 def _plain_within(value: Any, depth: int) -> bool:
     """Whether ``value``'s mappings and lists are nested at most ``depth`` deep, and every
     key of its mappings is text."""
-    todo = [(value, 0)]
-    while todo:
-        item, level = todo.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-            if not all(type(key) is str for key in item):
-                return False
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        level += 1
-        if level > depth:
+    if isinstance(value, dict):
+        if depth == 0:
             return False
-        todo.extend((child, level) for child in children if isinstance(child, dict | list))
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if isinstance(item, _CONTAINERS) and not _plain_within(item, depth - 1):
+                return False
+    elif isinstance(value, list):
+        if depth == 0:
+            return False
+        for item in value:
+            if isinstance(item, _CONTAINERS) and not _plain_within(item, depth - 1):
+                return False
     return True
+
+
+_CONTAINERS = (dict, list)
 
 
 class ReadableYaml:
@@ -371,9 +380,10 @@ class ReadableYaml:
         return ReadableYaml.serialize_owned({key: copy.deepcopy(v) for key, v in data.items()})
 
     @staticmethod
-    def serialize_owned(data: dict[str, Any]) -> str:
+    def serialize_owned(data: dict[str, Any], streams: dict[str, list[Any]] | None = None) -> str:
         """:meth:`serialize` for data the caller owns and will not use again: it is changed as
-        it is written, not copied first (recording writes its own copies)."""
+        it is written, not copied first (recording writes its own copies). ``streams``: the
+        events of stream texts already parsed (see :func:`readable_body`)."""
         out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
         for interaction in out.get("interactions", []):
@@ -381,10 +391,10 @@ class ReadableYaml:
             for part in (req, resp):
                 if isinstance(part.get("headers"), dict):
                     part["headers"] = _folded(part["headers"])
-            req["body"] = readable_body(req.get("body"), req.get("headers", {}))
+            req["body"] = readable_body(req.get("body"), req.get("headers", {}), streams)
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
-                body["string"] = readable_body(body["string"], resp.get("headers", {}))
+                body["string"] = readable_body(body["string"], resp.get("headers", {}), streams)
         replaced = _share_repeats(out.get("interactions", []))
         text = dump_yaml(out)
         if "&id" in text:

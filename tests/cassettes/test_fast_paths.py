@@ -8,6 +8,7 @@ secret or a machine path through would fail them.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_opdecide._cassettes import _scrub
+from pytest_opdecide._cassettes._file import write_cassette
 from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._scrub import (
     PLACEHOLDER,
@@ -206,3 +208,34 @@ def test_the_data_check_agrees_with_the_files_check(
     item = _stored(body, code=code, headers={"x-note": [header]})
     item["response"]["status"]["message"] = message
     _agree([item])
+
+
+STREAMS = [
+    'data: {"a": "w0 "}\n\ndata: {"a": "w1"}\n\ndata: [DONE]\n\n',
+    'event: delta\ndata: {"a": "sk-proj-"}\n\nevent: delta\ndata: {"a": "abcdefghijklmnop"}\n\n',
+    'data: {"a": "x"}\r\n\r\n: keep-alive\r\n\r\ndata: {"a": "/home/ada/y"}\r\n\r\n',
+]
+
+
+def test_a_stream_parsed_once_is_written_as_one_parsed_by_every_pass(tmp_path: Path) -> None:
+    def pair(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        request = {"method": "POST", "uri": "http://x/v1", "headers": {}, "body": b"{}"}
+        response = {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"content-type": ["text/event-stream"]},
+            "body": {"string": text.encode()},
+        }
+        return request, response
+
+    # Two streams of the same text too: each is its own list (no anchor), as parsing gives.
+    pairs = [pair(text) for text in [*STREAMS, STREAMS[0]]]
+    paths = MachinePaths([("<HOME>", "/home/ada")])
+    write_cassette(tmp_path / "once.yaml", pairs, scrubber=Scrubber(secrets=Secrets(), paths=paths))
+    with mock.patch.object(Scrubber, "parsed_streams", return_value={}):
+        write_cassette(
+            tmp_path / "every.yaml", pairs, scrubber=Scrubber(secrets=Secrets(), paths=paths)
+        )
+    once = (tmp_path / "once.yaml").read_text()
+    assert once == (tmp_path / "every.yaml").read_text()
+    for absent in ("&id", "abcdefghijklmnop", "/home/ada"):
+        assert absent not in once
