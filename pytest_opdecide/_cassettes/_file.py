@@ -3,8 +3,14 @@
 Reading turns the file into :class:`~._tape.Interaction` values; a file that is
 not a cassette, or is cut short, is refused with :class:`CassetteCorrupt`, naming the file and
 how to record it again. Writing scrubs every interaction (:mod:`._scrub`), lets the project's
-hook scrub more, serialises the readable YAML, runs the scrubber's text net over it and replaces
-the file in one rename (:func:`~pytest_opdecide._files.write_atomic`).
+hook scrub more, serialises the readable YAML, runs the scrubber's text net over it, checks that
+replay reads it and replaces the file in one rename (:func:`~pytest_opdecide._files.write_atomic`).
+
+The check reads the text back (:meth:`ReadableYaml.check`), except when the text is provably our
+own writing of data checked directly: no hook ran and the net changed nothing
+(:meth:`ReadableYaml.check_own` says when that is proof enough). Each event stream is parsed
+once for every pass (:meth:`Scrubber.parsed_streams`), and the cycle collector rests while the
+file is written.
 """
 
 from __future__ import annotations

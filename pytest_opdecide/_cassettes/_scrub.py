@@ -71,12 +71,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
 from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
-from pytest_opdecide._http._secrets import (
-    PLACEHOLDER,
-    Secrets,
-    json_strings_lack,
-    worth_searching,
-)
+from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, json_strings_lack, worth_searching
 
 __all__ = [
     "DEFAULT_BODY_FIELDS",
@@ -174,8 +169,7 @@ def secret_field(
 
 @functools.lru_cache(maxsize=4096)
 def _named_secret(name: str, extra: frozenset[str], in_logprobs: bool) -> bool:
-    """:func:`secret_field`, answered once per name: a cassette repeats its field names (every
-    event of a stream has the same ones)."""
+    """:func:`secret_field`, once per name (every event of a stream has the same ones)."""
     return secret_field(name, extra, in_logprobs=in_logprobs)
 
 
@@ -405,8 +399,8 @@ def _stream_by_value(
     (:data:`~pytest_opdecide._http._secrets.KEYLIKE` takes ``sk-`` and 16 more characters),
     replace it, and leave the rest of the key in the next event for no rule to find.
 
-    ``streams``: the events of texts already parsed (see :meth:`Scrubber.parsed_streams`);
-    this text's are taken from it, and given back when nothing changed.
+    ``streams``: events already parsed (:meth:`Scrubber.parsed_streams`), given back when
+    nothing changed.
     """
     events = streams.pop(text, None) if streams is not None else None
     if events is None:
@@ -422,10 +416,9 @@ def _stream_by_value(
             changed = True
             for (container, key), new in zip(pieces, _replace_across(texts, spans), strict=True):
                 container[key] = new
-    # Each event's own strings lie in the text (a stream's lines are its events' JSON): when
-    # nothing was replaced across and none can hold a form or a mark (:func:`json_strings_lack`),
-    # no event needs its walk. (Across events no such proof holds: a key sent in pieces is in
-    # no one place of the text.)
+    # Each event's own strings lie in the text: when nothing was replaced across and none can
+    # hold a form or a mark (json_strings_lack), no event needs its walk. (Across events no
+    # such proof holds: a key sent in pieces is in no one place of the text.)
     needles = secrets.needles
     if changed or needles is None or not json_strings_lack(text, needles):
         for event in events:
@@ -502,12 +495,9 @@ class Scrubber:
                 self.machine_paths(request, response)
 
     def parsed_streams(self) -> dict[str, list[Any]]:
-        """The events of each event stream that the last :meth:`interactions` left as it came,
-        by its text (what :func:`parse_events` gives for it: each pass hands them on instead of
-        parsing the stream again), for the serialiser to take; forgotten here.
-
-        Each list is taken by one reader (``pop``): two streams of the same text are two
-        lists, as parsing gives them."""
+        """The events (:func:`parse_events`) of each stream the last :meth:`interactions` left
+        as it came, by its text, handed on instead of parsed again; forgotten here. Each list
+        is taken once (``pop``): two equal streams stay two lists, as parsing gives them."""
         streams, self._streams = self._streams or {}, None
         return streams
 
@@ -750,9 +740,8 @@ def _rewrite_body(
     ``stream`` for an event stream, ``value`` for a JSON document (it returns the same object
     when nothing changed), ``text`` for any other text. An unchanged body is returned as is.
 
-    ``needles``: strings that every replacement the pass makes takes in (``None``: unknown). A
-    body none of whose strings can hold one (:func:`json_strings_lack`, proven on its text) is
-    left as it is, unparsed: a long prompt is then read at ``memchr`` speed."""
+    ``needles``: what every replacement of the pass takes in (``None``: unknown); a body none
+    of whose strings can hold one (:func:`json_strings_lack`) is left as it is, unparsed."""
     if body is None:
         return None
     original = body_text(body)
