@@ -62,18 +62,21 @@ class _Dumper(_SafeDumper):  # type: ignore[misc]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._resolved: dict[tuple[str, tuple[bool, bool]], str] = {}
+        self._resolved: dict[tuple[bool, bool], dict[str, str]] = {}
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
         # The emitter asks this twice for every scalar it writes (a few regular expressions
         # each, in Python); an answer depends only on the text, and a cassette repeats its
-        # texts (field names, a stream's ids): asked once per distinct text.
+        # texts (field names, a stream's ids): asked once per distinct text (one table for
+        # each of the two questions, so that no key is built for every scalar).
         if kind is not yaml.ScalarNode:
             return str(super().resolve(kind, value, implicit))
-        key = (value, implicit)
-        tag = self._resolved.get(key)
+        known = self._resolved.get(implicit)
+        if known is None:
+            known = self._resolved[implicit] = {}
+        tag = known.get(value)
         if tag is None:
-            tag = self._resolved[key] = str(super().resolve(kind, value, implicit))
+            tag = known[value] = str(super().resolve(kind, value, implicit))
         return tag
 
 
