@@ -3,13 +3,20 @@
 Reading turns the file into :class:`~._tape.Interaction` values; a file that is
 not a cassette, or is cut short, is refused with :class:`CassetteCorrupt`, naming the file and
 how to record it again. Writing scrubs every interaction (:mod:`._scrub`), lets the project's
-hook scrub more, serialises the readable YAML, runs the scrubber's text net over it and replaces
-the file in one rename (:func:`~pytest_opdecide._files.write_atomic`).
+hook scrub more, serialises the readable YAML, runs the scrubber's text net over it, checks that
+replay reads it and replaces the file in one rename (:func:`~pytest_opdecide._files.write_atomic`).
+
+The check reads the text back (:meth:`ReadableYaml.check`), except when the text is provably our
+own writing of data checked directly: no hook ran and the net changed nothing
+(:meth:`ReadableYaml.check_own` says when that is proof enough). Each event stream is parsed
+once for every pass (:meth:`Scrubber.parsed_streams`), and the cycle collector rests while the
+file is written.
 """
 
 from __future__ import annotations
 
 import copy
+import gc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -109,8 +116,53 @@ def write_cassette(
             net replaced something the passes over the data had not: a secret spanning YAML
             syntax; or the hook stored what replay refuses). Nothing is written.
     """
+    # Writing builds many objects and no cycle (an event stream's data, the YAML's nodes, the
+    # data read back): the cycle collector would only run over and over on the growing trees
+    # (half of the time of a long stream's writing). As :func:`load_yaml` does.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _write(path, interactions, scrubber, scrub_hook)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+_IMMUTABLE = frozenset({str, bytes, int, float, bool, type(None)})
+
+
+def _copied(value: Any, memo: dict[int, Any]) -> Any:
+    """``copy.deepcopy(value, memo)`` for the plain data vcrpy records, without its
+    bookkeeping for every value: a dict or list held twice is copied once (the copy holds it
+    twice too, as the cassette writes it), immutable values are kept, anything else is
+    deep-copied."""
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if kind is dict or kind is list:
+        made = memo.get(id(value))
+        if made is not None:
+            return made
+        if kind is dict:
+            made = memo[id(value)] = {}
+            for key, item in value.items():
+                made[_copied(key, memo)] = _copied(item, memo)
+        else:
+            made = memo[id(value)] = []
+            made.extend(_copied(item, memo) for item in value)
+        return made
+    return copy.deepcopy(value, memo)
+
+
+def _write(
+    path: Path,
+    interactions: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    scrubber: Scrubber,
+    scrub_hook: ScrubHook | None,
+) -> None:
+    memo: dict[int, Any] = {}
     pairs = [
-        (copy.deepcopy(request), copy.deepcopy(response)) for request, response in interactions
+        (_copied(request, memo), _copied(response, memo)) for request, response in interactions
     ]
     scrubber.interactions(pairs)
     stored = []
@@ -120,10 +172,17 @@ def write_cassette(
         stored.append({"request": request, "response": response})
     data = {"interactions": stored, "version": 1}
     # Our own copies, unless a hook may have handed back objects of its own.
-    text = (ReadableYaml.serialize if scrub_hook else ReadableYaml.serialize_owned)(data)
+    streams = scrubber.parsed_streams()  # each stream is parsed once, not once per pass
+    if scrub_hook:
+        text = ReadableYaml.serialize(data)
+    else:
+        text = ReadableYaml.serialize_owned(data, streams)
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
-        ReadableYaml.check(scrubbed)
+        if scrub_hook is None and scrubbed == text:
+            ReadableYaml.check_own(data, text)  # our own writing of our own data
+        else:
+            ReadableYaml.check(scrubbed)
     except Exception as exc:
         if scrubbed != text:
             # Only the kind of error: its text may quote the file around the secret.

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pytest_opdecide._http._secrets import _trie
+from pytest_opdecide._http._secrets import _trie, holds_any
 
 __all__ = ["PLACEHOLDERS", "MachinePaths"]
 
@@ -215,14 +215,23 @@ class MachinePaths:
     def __bool__(self) -> bool:
         return bool(self._pairs) or self.generic
 
+    @property
+    def needles(self) -> tuple[str, ...]:
+        """Strings that every replacement :meth:`text` makes takes in (``packages`` or
+        ``python`` for every machine's folders, the first characters of a known path's
+        form), for :func:`~pytest_opdecide._http._secrets.json_strings_lack`."""
+        generic = ("packages", "python") if self.generic else ()
+        known = _heads(self._pairs) if self._pairs else ()
+        return (*generic, *known)
+
     def text(self, text: str) -> str:
         """``text`` with every machine path replaced by its placeholder."""
-        if self.generic and "packages" in text:
+        if self.generic and holds_any(text, ("packages",)):
             text = _SITE_PACKAGES.sub("<SITE-PACKAGES>", text)
-        if self.generic and "python" in text:
+        if self.generic and holds_any(text, ("python",)):
             text = _PYTHON_LIB.sub("<PYTHON-LIB>", text)
         pattern = _compiled(self._pairs)
-        if pattern is None or not any(head in text for head in _heads(self._pairs)):
+        if pattern is None or not holds_any(text, _heads(self._pairs)):
             return text
         lookup = _lookup(self._pairs)
         return pattern.sub(lambda found: lookup[found.group()], text)

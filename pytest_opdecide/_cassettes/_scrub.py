@@ -61,6 +61,7 @@ filters read the same list); a new form of a value into :mod:`pytest_opdecide._h
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -70,7 +71,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
 from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
-from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, worth_searching
+from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, json_strings_lack, worth_searching
 
 __all__ = [
     "DEFAULT_BODY_FIELDS",
@@ -166,6 +167,13 @@ def secret_field(
     return normal.endswith(SECRET_FIELD_ENDINGS)
 
 
+@functools.lru_cache(maxsize=4096)
+def _named_secret(name: str, extra: frozenset[str], in_logprobs: bool) -> bool:
+    """:func:`secret_field`, once per name (every event of a stream has the same ones)."""
+    return secret_field(name, extra, in_logprobs=in_logprobs)
+
+
+@functools.lru_cache(maxsize=4096)
 def _logprobs(name: str) -> bool:
     lowered = name.lower()
     return any(word in lowered for word in _LOGPROB_WORDS)
@@ -201,7 +209,7 @@ def _by_name(
                 isinstance(item, str | int | float)
                 and not isinstance(item, bool)
                 and item != ""
-                and secret_field(name, fields, in_logprobs=in_logprobs)
+                and _named_secret(name, fields, in_logprobs)
             ):
                 remember(item)
                 new: Any = PLACEHOLDER
@@ -284,21 +292,24 @@ def _by_value(value: Any, secrets: Secrets) -> Any:
 
 
 def _string_leaves(
-    value: Any, path: tuple[Any, ...] = ()
-) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
-    """``(path, container, key)`` of every string in a JSON value, in order."""
+    value: Any, path: tuple[Any, ...], into: dict[tuple[Any, ...], list[tuple[Any, Any]]]
+) -> None:
+    """Add ``(container, key)`` of every string in a JSON value to the group of its path
+    (``path`` and the keys and indexes down to it), in order."""
     if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str):
-                yield (*path, key), value, key
-            else:
-                yield from _string_leaves(item, (*path, key))
+        items: Iterable[tuple[Any, Any]] = value.items()
     elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, str):
-                yield (*path, index), value, index
-            else:
-                yield from _string_leaves(item, (*path, index))
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        if isinstance(item, str):
+            group = into.get((*path, key))
+            if group is None:
+                group = into[(*path, key)] = []
+            group.append((value, key))
+        elif isinstance(item, dict | list):
+            _string_leaves(item, (*path, key), into)
 
 
 def _replace_across(texts: list[str], spans: list[tuple[int, int]]) -> list[str]:
@@ -373,12 +384,13 @@ def _stream_fields(events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[t
         elif isinstance(event.get("data"), str):
             groups.setdefault(("<data>",), []).append((event, "data"))
         else:
-            for path, container, key in _string_leaves(event.get("data")):
-                groups.setdefault(path, []).append((container, key))
+            _string_leaves(event.get("data"), (), groups)
     return groups
 
 
-def _stream_by_value(text: str, secrets: Secrets) -> str:
+def _stream_by_value(
+    text: str, secrets: Secrets, streams: dict[str, list[Any]] | None = None
+) -> str:
     """An event stream's text with every secret replaced: across the events first (see
     :func:`_stream_fields`), then in each event (its keys, what no field groups).
 
@@ -386,8 +398,13 @@ def _stream_by_value(text: str, secrets: Secrets) -> str:
     there. A pass over each event alone would find a part that looks like a key on its own
     (:data:`~pytest_opdecide._http._secrets.KEYLIKE` takes ``sk-`` and 16 more characters),
     replace it, and leave the rest of the key in the next event for no rule to find.
+
+    ``streams``: events already parsed (:meth:`Scrubber.parsed_streams`), given back when
+    nothing changed.
     """
-    events = parse_events(text)
+    events = streams.pop(text, None) if streams is not None else None
+    if events is None:
+        events = parse_events(text)
     if events is None:
         return secrets.text(text)
     framed = _unframe(events)
@@ -399,13 +416,22 @@ def _stream_by_value(text: str, secrets: Secrets) -> str:
             changed = True
             for (container, key), new in zip(pieces, _replace_across(texts, spans), strict=True):
                 container[key] = new
-    for event in events:
-        data = event.get("data")
-        if isinstance(data, dict | list):
-            event["data"] = _by_value(data, secrets)
-            changed = changed or event["data"] is not data
+    # Each event's own strings lie in the text: when nothing was replaced across and none can
+    # hold a form or a mark (json_strings_lack), no event needs its walk. (Across events no
+    # such proof holds: a key sent in pieces is in no one place of the text.)
+    needles = secrets.needles
+    if changed or needles is None or not json_strings_lack(text, needles):
+        for event in events:
+            data = event.get("data")
+            if isinstance(data, dict | list):
+                event["data"] = _by_value(data, secrets)
+                changed = changed or event["data"] is not data
     _reframe(events, framed)
-    return render_events(events) if changed else text
+    if changed:
+        return render_events(events)
+    if streams is not None:
+        streams[text] = events
+    return text
 
 
 # --- one interaction -----------------------------------------------------------------------
@@ -434,6 +460,7 @@ class Scrubber:
         self.seen: set[str] = set()
         """Every value replaced by name so far (replaced by value in the second pass)."""
         self._combined: tuple[int, Secrets] | None = None
+        self._streams: dict[str, list[Any]] | None = None
 
     @property
     def secrets(self) -> Secrets:
@@ -457,6 +484,7 @@ class Scrubber:
         bytes); each response ``status``, ``headers`` and ``body: {"string": ...}``.
         """
         pairs = list(interactions)
+        self._streams = {}
         for request, response in pairs:
             self.by_name(request, response)
         secrets = self.secrets
@@ -465,6 +493,13 @@ class Scrubber:
         if self.paths:
             for request, response in pairs:
                 self.machine_paths(request, response)
+
+    def parsed_streams(self) -> dict[str, list[Any]]:
+        """The events (:func:`parse_events`) of each stream the last :meth:`interactions` left
+        as it came, by its text, handed on instead of parsed again; forgotten here. Each list
+        is taken once (``pop``): two equal streams stay two lists, as parsing gives them."""
+        streams, self._streams = self._streams or {}, None
+        return streams
 
     # -- by name --
 
@@ -575,6 +610,8 @@ class Scrubber:
                     self.json_value(document)
         _reframe(events, framed)
         if not changed:
+            if self._streams is not None:
+                self._streams[text] = events
             return body
         out = render_events(events)
         return out.encode() if isinstance(body, bytes) else out
@@ -587,7 +624,7 @@ class Scrubber:
             request,
             response,
             secrets.text,
-            lambda body, headers: _body_by_value(body, secrets, headers),
+            lambda body, headers: _body_by_value(body, secrets, headers, self._streams),
         )
 
     def text(self, text: str) -> str:
@@ -665,10 +702,16 @@ def _body_paths(body: Any, paths: MachinePaths, headers: Mapping[str, Any] | Non
         stream=lambda text: _stream_paths(text, paths),
         text=paths.text,
         value=paths.value,
+        needles=paths.needles,
     )
 
 
-def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | None = None) -> Any:
+def _body_by_value(
+    body: Any,
+    secrets: Secrets,
+    headers: Mapping[str, Any] | None = None,
+    streams: dict[str, list[Any]] | None = None,
+) -> Any:
     """A body with every form of every secret replaced: in each string of a JSON body, across
     the events of a stream, in the text of other bodies, in the bytes of bodies that are not
     UTF-8."""
@@ -676,9 +719,10 @@ def _body_by_value(body: Any, secrets: Secrets, headers: Mapping[str, Any] | Non
         body,
         headers,
         data=secrets.data,
-        stream=lambda text: _stream_by_value(text, secrets),
+        stream=lambda text: _stream_by_value(text, secrets, streams),
         text=secrets.text,
         value=lambda parsed: _by_value(parsed, secrets),
+        needles=secrets.needles,
     )
 
 
@@ -690,10 +734,14 @@ def _rewrite_body(
     stream: Callable[[str], str],
     text: Callable[[str], str],
     value: Callable[[Any], Any],
+    needles: tuple[str, ...] | None,
 ) -> Any:
     """A body rewritten by the pass for its kind: ``data`` for bytes that are not UTF-8,
     ``stream`` for an event stream, ``value`` for a JSON document (it returns the same object
-    when nothing changed), ``text`` for any other text. An unchanged body is returned as is."""
+    when nothing changed), ``text`` for any other text. An unchanged body is returned as is.
+
+    ``needles``: what every replacement of the pass takes in (``None``: unknown); a body none
+    of whose strings can hold one (:func:`json_strings_lack`) is left as it is, unparsed."""
     if body is None:
         return None
     original = body_text(body)
@@ -701,6 +749,8 @@ def _rewrite_body(
         return data(body) if isinstance(body, bytes) else body
     if "event-stream" in header(headers or {}, "content-type"):
         out = stream(original)
+    elif needles is not None and json_strings_lack(original, needles):
+        return body
     elif "\\" not in original and text(original) == original:
         # Without a backslash, each string of a JSON body (keys too) is the very characters
         # between its quotes, and what ``text`` replaces never takes in a quote: a match in a

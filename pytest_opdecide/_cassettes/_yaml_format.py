@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from pytest_opdecide._cassettes._shape import check_encodings, check_layout
-from pytest_opdecide._cassettes._yaml_loader import Refused, load_yaml
+from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, Refused, load_yaml
 
 __all__ = [
     "ReadableYaml",
@@ -62,18 +62,21 @@ class _Dumper(_SafeDumper):  # type: ignore[misc]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._resolved: dict[tuple[str, tuple[bool, bool]], str] = {}
+        self._resolved: dict[tuple[bool, bool], dict[str, str]] = {}
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
         # The emitter asks this twice for every scalar it writes (a few regular expressions
         # each, in Python); an answer depends only on the text, and a cassette repeats its
-        # texts (field names, a stream's ids): asked once per distinct text.
+        # texts (field names, a stream's ids): asked once per distinct text (one table for
+        # each of the two questions, so that no key is built for every scalar).
         if kind is not yaml.ScalarNode:
             return str(super().resolve(kind, value, implicit))
-        key = (value, implicit)
-        tag = self._resolved.get(key)
+        known = self._resolved.get(implicit)
+        if known is None:
+            known = self._resolved[implicit] = {}
+        tag = known.get(value)
         if tag is None:
-            tag = self._resolved[key] = str(super().resolve(kind, value, implicit))
+            tag = known[value] = str(super().resolve(kind, value, implicit))
         return tag
 
 
@@ -240,15 +243,22 @@ def render_events(events: list[Any]) -> str:
     return "".join(out)
 
 
-def readable_body(body: Any, headers: Mapping[str, Any]) -> Any:
+def readable_body(
+    body: Any, headers: Mapping[str, Any], streams: dict[str, list[Any]] | None = None
+) -> Any:
     """A raw body as the cassette stores it: ``{"events": [...]}`` for an event stream,
-    ``{"json": data}`` for JSON, else the text (or the bytes, when they are not text)."""
+    ``{"json": data}`` for JSON, else the text (or the bytes, when they are not text).
+
+    ``streams``: the events of stream texts already parsed (:func:`parse_events` of each);
+    this body's are taken from it (``pop``) rather than parsed again."""
     text = body_text(body)
     if text is None:
         return body
     kind = header(headers, "content-type")
     if "event-stream" in kind:
-        events = parse_events(text)
+        events = streams.pop(text, None) if streams else None
+        if events is None:
+            events = parse_events(text)
         if events is not None:
             return {"events": events}
     if text[:1] in "{[":
@@ -334,6 +344,29 @@ def _share_repeats(interactions: list[Any]) -> list[tuple[dict[str, Any], str, A
     return replaced
 
 
+def _plain_within(value: Any, depth: int) -> bool:
+    """Whether ``value``'s mappings and lists are nested at most ``depth`` deep, and every
+    key of its mappings is text."""
+    if isinstance(value, dict):
+        if depth == 0:
+            return False
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if isinstance(item, _CONTAINERS) and not _plain_within(item, depth - 1):
+                return False
+    elif isinstance(value, list):
+        if depth == 0:
+            return False
+        for item in value:
+            if isinstance(item, _CONTAINERS) and not _plain_within(item, depth - 1):
+                return False
+    return True
+
+
+_CONTAINERS = (dict, list)
+
+
 class ReadableYaml:
     """vcrpy serializer: structured JSON, SSE events and literal blocks, read back losslessly.
 
@@ -350,9 +383,10 @@ class ReadableYaml:
         return ReadableYaml.serialize_owned({key: copy.deepcopy(v) for key, v in data.items()})
 
     @staticmethod
-    def serialize_owned(data: dict[str, Any]) -> str:
+    def serialize_owned(data: dict[str, Any], streams: dict[str, list[Any]] | None = None) -> str:
         """:meth:`serialize` for data the caller owns and will not use again: it is changed as
-        it is written, not copied first (recording writes its own copies)."""
+        it is written, not copied first (recording writes its own copies). ``streams``: the
+        events of stream texts already parsed (see :func:`readable_body`)."""
         out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
         for interaction in out.get("interactions", []):
@@ -360,10 +394,10 @@ class ReadableYaml:
             for part in (req, resp):
                 if isinstance(part.get("headers"), dict):
                     part["headers"] = _folded(part["headers"])
-            req["body"] = readable_body(req.get("body"), req.get("headers", {}))
+            req["body"] = readable_body(req.get("body"), req.get("headers", {}), streams)
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
-                body["string"] = readable_body(body["string"], resp.get("headers", {}))
+                body["string"] = readable_body(body["string"], resp.get("headers", {}), streams)
         replaced = _share_repeats(out.get("interactions", []))
         text = dump_yaml(out)
         if "&id" in text:
@@ -392,6 +426,43 @@ class ReadableYaml:
             if any(name.lower() == "content-encoding" for name in headers):
                 ReadableYaml.deserialize(text)
                 return
+
+    @staticmethod
+    def check_own(data: dict[str, Any], text: str) -> None:
+        """:meth:`check` for the ``text`` that :meth:`serialize_owned` just wrote from
+        ``data`` (the same object, as it left it), without reading the text back when
+        checking the data is proof enough:
+
+        * the text has no alias (``&id``: expansion is the loader's to bound) and no backslash
+          (no escape: each scalar is its characters as written, which the loader reads back
+          as they were);
+        * no mapping or list is nested as deep as the loader's bound, and every key is text
+          (two keys of one mapping are then two keys of the file);
+        * no response names a ``Content-Encoding`` (its body is checked as replay decodes it);
+        * the data is in the layout replay reads (:func:`check_layout`).
+
+        Anything else, or a refusal, is decided by :meth:`check` on the text itself (a refusal
+        then names its line).
+
+        Raises:
+            Refused: As :meth:`check`.
+            yaml.YAMLError: The text is not YAML.
+        """
+        if "&id" in text or "\\" in text or not _plain_within(data, MAX_DEPTH - 1):
+            ReadableYaml.check(text)
+            return
+        for interaction in data.get("interactions") or ():
+            response = interaction.get("response") if isinstance(interaction, dict) else None
+            headers = response.get("headers") if isinstance(response, dict) else None
+            if isinstance(headers, dict) and any(
+                isinstance(name, str) and name.lower() == "content-encoding" for name in headers
+            ):
+                ReadableYaml.check(text)
+                return
+        try:
+            check_layout(data, text)
+        except Refused:
+            ReadableYaml.check(text)
 
     @staticmethod
     def deserialize(text: str) -> dict[str, Any]:

@@ -34,6 +34,8 @@ __all__ = [
     "PLACEHOLDER",
     "Secrets",
     "env_secrets",
+    "holds_any",
+    "json_strings_lack",
     "worth_searching",
 ]
 
@@ -64,14 +66,78 @@ _KEYLIKE_MARKS = (
     "ASIA",
     "AIza",
     *(f"gh{kind}_" for kind in "pousr"),
-    *(f"xox{kind}-" for kind in "abprs"),
+    "xox",
 )
-"""What every match of :data:`KEYLIKE` holds: a text with none of them is not searched (looking
-for a few plain strings is many times faster than trying the pattern at every word)."""
+"""What every match of :data:`KEYLIKE` holds (a Slack token's ``xox`` stands for its five
+kinds): a text with none of them is not searched (looking for a few plain strings is many
+times faster than trying the pattern at every word)."""
 _KEYLIKE_BYTE_MARKS = tuple(mark.encode() for mark in _KEYLIKE_MARKS)
+_GATED_LENGTH = 512
+"""From this length on, :func:`holds_any` first looks for the characters of each string."""
+
+
+def holds_any(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether any of ``needles`` is in ``text`` (``any(needle in text ...)``).
+
+    In a long text, a string is looked for only when each of its characters is there: a single
+    character is looked for at ``memchr`` speed, many times faster than a longer string, and a
+    long prompt lacks most of the rarer ones (``_``, ``B``, ``z``...). Each character is looked
+    for once.
+    """
+    if len(text) < _GATED_LENGTH:
+        return any(needle in text for needle in needles)
+    present: dict[str, bool] = {}
+    for needle in needles:
+        for char in needle:
+            found = present.get(char)
+            if found is None:
+                found = present[char] = char in text
+            if not found:
+                break
+        else:
+            if needle in text:
+                return True
+    return False
+
+
 _MAX_SCANNED_FORMS = 48
 """Up to this many forms of the values, a text is first scanned for each form as a plain string
 (fast), and searched with the pattern only when one is there."""
+
+_ESCAPE_MADE = frozenset('"\\/\b\f\n\r\t')
+"""The characters a JSON escape other than ``\\u`` writes: ``\\"``, ``\\\\``, ``\\/`` write the
+character that follows the backslash, ``\\b \\f \\n \\r \\t`` a control character."""
+_CONTROL_MADE = frozenset("\b\f\n\r\t")
+
+
+def json_strings_lack(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether no string of the JSON document ``text`` (keys too), nor ``text`` itself when
+    it is no JSON, can hold any of ``needles``: proven on the text, without parsing it.
+
+    Without a ``\\u`` escape, a string's characters are the text's own between its quotes,
+    cut only where an escape writes one of :data:`_ESCAPE_MADE`: a needle with none of those
+    is in a string only if it is in the text; a needle with a character that the text lacks
+    (one no escape writes from other characters: not a control character) is in no string.
+    ``False`` says only that a string may hold one.
+    """
+    if "\\u" in text:
+        return False
+    present: dict[str, bool] = {}
+    for needle in needles:
+        lacking = False
+        for char in needle:
+            found = present.get(char)
+            if found is None:
+                found = present[char] = char in text
+            if not found and char not in _CONTROL_MADE:
+                lacking = True
+                break
+        if lacking:
+            continue
+        if _ESCAPE_MADE.intersection(needle) or needle in text:
+            return False
+    return True
+
 
 _ENV_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
 
@@ -213,6 +279,15 @@ class Secrets:
         source = _trie(form.decode("latin-1") for form in self._byte_form_set)
         return None if source is None else re.compile(source.encode("latin-1"))
 
+    @cached_property
+    def needles(self) -> tuple[str, ...] | None:
+        """Strings that every replacement :meth:`text` makes takes in (every form, and what
+        every key-like match holds), for :func:`json_strings_lack`; ``None`` when there are
+        more forms than are worth looking for one by one."""
+        if len(self._text_form_set) > _MAX_SCANNED_FORMS:
+            return None
+        return (*_KEYLIKE_MARKS, *sorted(self._text_form_set))
+
     def text(self, text: str, placeholder: str = PLACEHOLDER) -> str:
         """``text`` with every form of every value, and key-like text, as ``placeholder``
         (a cassette's :data:`PLACEHOLDER` by default)."""
@@ -222,7 +297,7 @@ class Secrets:
             len(forms) > _MAX_SCANNED_FORMS or any(form in text for form in forms)
         ):
             text = pattern.sub(placeholder, text)
-        if any(mark in text for mark in _KEYLIKE_MARKS):
+        if holds_any(text, _KEYLIKE_MARKS):
             text = KEYLIKE.sub(placeholder, text)
         return text
 
@@ -240,9 +315,14 @@ class Secrets:
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the values (in every form) and key-like text are in ``text``, merged."""
-        found = [match.span() for match in KEYLIKE.finditer(text)]
-        if self._text_pattern is not None:
-            found += [match.span() for match in self._text_pattern.finditer(text)]
+        found = []
+        if holds_any(text, _KEYLIKE_MARKS):
+            found += [match.span() for match in KEYLIKE.finditer(text)]
+        pattern, forms = self._text_pattern, self._text_form_set
+        if pattern is not None and (
+            len(forms) > _MAX_SCANNED_FORMS or any(form in text for form in forms)
+        ):
+            found += [match.span() for match in pattern.finditer(text)]
         merged: list[tuple[int, int]] = []
         for start, end in sorted(found):
             if merged and start <= merged[-1][1]:

@@ -1,0 +1,241 @@
+"""The recording writer's shortcuts skip only work that could change nothing (issue 22).
+
+Each shortcut proves on the raw text that a pass over the parsed body would replace nothing;
+these tests check the proofs against the slow path on generated texts: a shortcut that let a
+secret or a machine path through would fail them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_opdecide._cassettes import _scrub
+from pytest_opdecide._cassettes._file import write_cassette
+from pytest_opdecide._cassettes._machine_paths import MachinePaths
+from pytest_opdecide._cassettes._scrub import (
+    PLACEHOLDER,
+    Scrubber,
+    _body_by_value,
+    _body_paths,
+    _by_value,
+    _stream_by_value,
+)
+from pytest_opdecide._cassettes._yaml_format import ReadableYaml
+from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, load_yaml
+from pytest_opdecide._http._secrets import Secrets, holds_any, json_strings_lack
+
+# A small alphabet, so that generated needles are often in generated texts: the letters of the
+# key-like marks and of paths, and every character a JSON escape writes.
+ALPHABET = 'skBAIxo-_/\\"%2Fe\n\t\b\f\r\x00ab é'
+texts = st.text(alphabet=ALPHABET, max_size=40)
+needles = st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), max_size=6).map(tuple)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | texts,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def strings_of(value: Any) -> list[str]:
+    """Every string of a JSON value, keys too."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in [key, *strings_of(item)]]
+    if isinstance(value, list):
+        return [text for item in value for text in strings_of(item)]
+    return []
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=texts, repeat=st.integers(1, 40), found=needles)
+def test_holds_any_answers_as_a_plain_search(
+    text: str, repeat: int, found: tuple[str, ...]
+) -> None:
+    long = text * repeat  # past the length where characters are looked for first
+    for candidate in (text, long):
+        assert holds_any(candidate, found) == any(needle in candidate for needle in found)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=json_values, ascii_only=st.booleans(), slashes=st.booleans(), found=needles)
+def test_a_json_text_said_to_lack_the_needles_holds_none_in_any_string(
+    value: Any, ascii_only: bool, slashes: bool, found: tuple[str, ...]
+) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii_only)
+    if slashes:  # some encoders escape every slash
+        raw = raw.replace("/", "\\/")
+    if json_strings_lack(raw, found):
+        assert not any(needle in text for text in strings_of(value) for needle in found)
+        assert not any(needle in raw for needle in found)
+
+
+def test_an_escaped_character_is_never_proven_absent() -> None:
+    # "s\u006b-" is "sk-" in the string: no proof without parsing.
+    assert not json_strings_lack('{"a": "s\\u006b-proj"}', ("sk-",))
+    # A needle with a character an escape writes (a quote, a slash) is never proven absent
+    # when the text has that character somewhere.
+    assert not json_strings_lack('{"a": "x\\/home"}', ("/home",))
+    assert json_strings_lack('{"a": "plain text"}', ("sk-", "/ho"))
+
+
+HIDDEN_KEY = "sk-proj-abcdefghijklmnop1234"
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=json_values, ascii_only=st.booleans(), hide=st.booleans())
+def test_the_passes_over_a_json_body_agree_with_the_slow_path(
+    value: Any, ascii_only: bool, hide: bool
+) -> None:
+    holder = {"k": value, "l": [HIDDEN_KEY if hide else "x", {"m": "/home/ada/x"}]}
+    raw = json.dumps(holder, ensure_ascii=ascii_only)
+    headers = {"content-type": ["application/json"]}
+    secrets = Secrets(["correct-horse-battery"])
+    slow = _by_value(json.loads(raw), secrets)  # every string parsed and searched
+    assert json.loads(_body_by_value(raw, secrets, headers)) == slow
+    paths = MachinePaths([("<HOME>", "/home/ada")], generic=True)
+    assert json.loads(_body_paths(raw, paths, headers)) == paths.value(json.loads(raw))
+
+
+def test_a_long_prompt_with_an_escaped_key_is_still_scrubbed() -> None:
+    prompt = "Ticket 1: the order arrived damaged.\n" * 20_000
+    hidden = HIDDEN_KEY.replace("k", "\\u006b", 1)  # only the parsed string holds the key
+    raw = '{"messages": [{"content": "' + prompt.replace("\n", "\\n") + hidden + '"}]}'
+    request = {"method": "POST", "uri": "http://x/v1", "headers": {}, "body": raw.encode()}
+    response = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b""}}
+    Scrubber(secrets=Secrets(), paths=MachinePaths(generic=False)).interactions(
+        [(request, response)]
+    )
+    assert HIDDEN_KEY not in json.loads(request["body"])["messages"][0]["content"]
+    assert PLACEHOLDER in json.loads(request["body"])["messages"][0]["content"]
+
+
+piece = st.sampled_from(["sk-", "proj-", "abcdefgh", "ijklmnop", "\\u0073k-", "w0 ", "Be", "arer "])
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(st.lists(piece, min_size=1, max_size=3).map("".join), max_size=8))
+def test_a_stream_is_scrubbed_as_the_slow_path_scrubs_it(pieces: list[str]) -> None:
+    # The key-like text in an event's own strings (a value, a key), or in pieces across them.
+    events = [
+        '{"choices": [{"delta": {"content": "' + text + '"}}], "' + text + '": 1}'
+        for text in pieces
+    ]
+    stream = "".join(f"data: {event}\n\n" for event in events) + "data: [DONE]\n\n"
+    secrets = Secrets(["ijklmnopqrst"])
+    fast = _stream_by_value(stream, secrets)
+    with mock.patch.object(_scrub, "json_strings_lack", return_value=False):
+        slow = _stream_by_value(stream, secrets)
+    assert fast == slow
+
+
+# --- the read-back check of our own writing ------------------------------------------------
+
+
+def _outcome(check: Any, *args: Any) -> str:
+    try:
+        check(*args)
+    except Exception as exc:  # the kind and the message: both must agree
+        return f"{type(exc).__name__}: {exc}"
+    return "accepted"
+
+
+def _agree(stored: list[dict[str, Any]]) -> str:
+    """Serialise ``stored`` as recording does; both checks must give the same outcome."""
+    data = {"interactions": stored, "version": 1}
+    text = ReadableYaml.serialize_owned(data)
+    own = _outcome(ReadableYaml.check_own, data, text)
+    assert own == _outcome(ReadableYaml.check, text)
+    if own == "accepted":
+        assert load_yaml(text) == data  # what replay reads is what was checked
+    return own
+
+
+def _stored(body: Any, code: int = 200, headers: Any = None) -> dict[str, Any]:
+    return {
+        "request": {
+            "method": "POST",
+            "uri": "http://127.0.0.1/v1",
+            "headers": {"content-type": ["application/json"]},
+            "body": json.dumps(body),
+        },
+        "response": {
+            "status": {"code": code, "message": "OK"},
+            "headers": headers if headers is not None else {"content-type": ["text/plain"]},
+            "body": {"string": "ok"},
+        },
+    }
+
+
+def test_nesting_around_the_loaders_bound_is_refused_as_the_file_would_be() -> None:
+    outcomes = {}
+    for depth in range(MAX_DEPTH - 9, MAX_DEPTH + 2):
+        body: Any = 1
+        for _ in range(depth):
+            body = [body]
+        outcomes[depth] = _agree([_stored(body)])
+    assert outcomes[MAX_DEPTH - 9] == "accepted"
+    assert f"more than {MAX_DEPTH} mappings and lists" in outcomes[MAX_DEPTH + 1]
+
+
+def test_a_layout_refusal_and_aliases_are_decided_on_the_file() -> None:
+    assert "status code" in _agree([_stored({"a": 1}, code=999)])
+    schema = {"anyOf": [{"enum": [f"o{i}"]} for i in range(40)]}
+    assert _agree([_stored({"n": n, "response_format": schema}) for n in range(3)]) == ("accepted")
+    gzip_headers = {"content-type": ["text/plain"], "Content-Encoding": ["gzip"]}
+    assert "Refused" in _agree([_stored({"a": 1}, headers=gzip_headers)])  # "ok" is no gzip
+
+
+any_text = st.text(max_size=12)
+any_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(body=any_json, code=st.integers(99, 600), message=any_text, header=any_text)
+def test_the_data_check_agrees_with_the_files_check(
+    body: Any, code: int, message: str, header: str
+) -> None:
+    item = _stored(body, code=code, headers={"x-note": [header]})
+    item["response"]["status"]["message"] = message
+    _agree([item])
+
+
+STREAMS = [
+    'data: {"a": "w0 "}\n\ndata: {"a": "w1"}\n\ndata: [DONE]\n\n',
+    'event: delta\ndata: {"a": "sk-proj-"}\n\nevent: delta\ndata: {"a": "abcdefghijklmnop"}\n\n',
+    'data: {"a": "x"}\r\n\r\n: keep-alive\r\n\r\ndata: {"a": "/home/ada/y"}\r\n\r\n',
+]
+
+
+def test_a_stream_parsed_once_is_written_as_one_parsed_by_every_pass(tmp_path: Path) -> None:
+    def pair(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        request = {"method": "POST", "uri": "http://x/v1", "headers": {}, "body": b"{}"}
+        response = {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"content-type": ["text/event-stream"]},
+            "body": {"string": text.encode()},
+        }
+        return request, response
+
+    # Two streams of the same text too: each is its own list (no anchor), as parsing gives.
+    pairs = [pair(text) for text in [*STREAMS, STREAMS[0]]]
+    paths = MachinePaths([("<HOME>", "/home/ada")])
+    write_cassette(tmp_path / "once.yaml", pairs, scrubber=Scrubber(secrets=Secrets(), paths=paths))
+    with mock.patch.object(Scrubber, "parsed_streams", return_value={}):
+        write_cassette(
+            tmp_path / "every.yaml", pairs, scrubber=Scrubber(secrets=Secrets(), paths=paths)
+        )
+    once = (tmp_path / "once.yaml").read_text()
+    assert once == (tmp_path / "every.yaml").read_text()
+    for absent in ("&id", "abcdefghijklmnop", "/home/ada"):
+        assert absent not in once
