@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pytest_opdecide._nextstep._binding import bind_runtime
 from pytest_opdecide._nextstep._messages import ModelReply, ModelRequest
 from pytest_opdecide._nextstep._response_schema import json_schema_format
-from pytest_opdecide._nextstep._runtime import NEVER_AWAITABLE, Runtime
+from pytest_opdecide._nextstep._runtime import Runtime, awaitable
 from pytest_opdecide._nextstep._trace import CallTrace
 
 __all__ = ["ExecRuntime", "as_runtime", "use_runtime", "user_runtime"]
@@ -300,7 +300,7 @@ class ExecRuntime(Runtime):
             )
         args, kwargs = self._opdecide_arguments(request)
         result = shape.sync(*args, **kwargs)
-        if type(result) not in NEVER_AWAITABLE and inspect.isawaitable(result):
+        if awaitable(result):
             if inspect.iscoroutine(result):
                 result.close()
             raise TypeError(
@@ -317,7 +317,7 @@ class ExecRuntime(Runtime):
         else:
             assert shape.sync is not None
             result = await asyncio.to_thread(shape.sync, *args, **kwargs)
-        if type(result) not in NEVER_AWAITABLE and inspect.isawaitable(result):
+        if awaitable(result):
             result = await result
         return self._opdecide_reply(result)
 

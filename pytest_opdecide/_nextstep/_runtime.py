@@ -64,9 +64,14 @@ def _as_reply(reply: Any) -> ModelReply:
     return ModelReply(text=reply)
 
 
-NEVER_AWAITABLE = frozenset({str, int, float, bool, type(None), dict, list, tuple, ModelReply})
+_NEVER_AWAITABLE = frozenset({str, int, float, bool, type(None), dict, list, tuple, ModelReply})
 """What most options and tools return: told apart from an awaitable by its type alone (the test
 of ``inspect.isawaitable`` reaches ``collections.abc.Awaitable``'s check on every step)."""
+
+
+def awaitable(value: Any) -> bool:
+    """``inspect.isawaitable(value)``, answered by the type alone for plain results."""
+    return type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value)
 
 
 def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
@@ -91,7 +96,7 @@ def drive(procedure: Procedure[Any], runtime: Runtime | None) -> Any:
                     sent = Raised(error)
                 finally:
                     leave_parent_call(token)
-                if type(sent) not in NEVER_AWAITABLE and inspect.isawaitable(sent):
+                if awaitable(sent):
                     if inspect.iscoroutine(sent):
                         sent.close()
                     raise TypeError(
@@ -118,7 +123,7 @@ async def drive_async(procedure: Procedure[Any], runtime: Runtime | None) -> Any
                 token = enter_parent_call(runtime and runtime.trace, step.parent)
                 try:
                     sent = step.function(*step.args, **step.kwargs)
-                    if type(sent) not in NEVER_AWAITABLE and inspect.isawaitable(sent):
+                    if awaitable(sent):
                         sent = await sent
                 except Exception as error:
                     if not step.catch:
