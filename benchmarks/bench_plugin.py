@@ -81,11 +81,17 @@ def test_trivial_{n}():
 _ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _write_suite(folder: Path, template: str, tests: int = TESTS, header: str = HEADER) -> None:
+def _write_suite(
+    folder: Path,
+    template: str,
+    tests: int = TESTS,
+    header: str = HEADER,
+    modules: int = MODULES,
+) -> None:
     folder.mkdir()
     (folder / "pytest.ini").write_text(INI)
-    per_module = tests // MODULES
-    for module in range(MODULES):
+    per_module = tests // modules
+    for module in range(modules):
         body = "".join(template.format(n=module * per_module + i) for i in range(per_module))
         (folder / f"test_suite_{module}.py").write_text(header + body)
 

@@ -30,16 +30,12 @@ import tempfile
 from pathlib import Path
 
 from benchmarks import Measurement
-from benchmarks.bench_plugin import BY_HAND, HEADER, WITH_FIXTURE, _run
+from benchmarks.bench_plugin import BY_HAND, WITH_FIXTURE, _run, _write_suite
 
 TESTS = 2000
 MODULES = 20
 ROUNDS = 5
 TARGET = 1.05
-
-INI = """[pytest]
-asyncio_default_fixture_loop_scope = function
-"""
 
 
 def _load() -> str:
@@ -49,21 +45,12 @@ def _load() -> str:
         return "unknown"
 
 
-def _write_project(folder: Path, template: str) -> None:
-    folder.mkdir()
-    (folder / "pytest.ini").write_text(INI)
-    per_module = TESTS // MODULES
-    for module in range(MODULES):
-        body = "".join(template.format(n=module * per_module + i) for i in range(per_module))
-        (folder / f"test_routes_{module}.py").write_text(HEADER + body)
-
-
 def run() -> list[Measurement]:
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="opdecide-bench-xdist-") as tmp:
         ours, anchor = Path(tmp) / "fixture", Path(tmp) / "by_hand"
-        _write_project(ours, WITH_FIXTURE)
-        _write_project(anchor, BY_HAND)
+        _write_suite(ours, WITH_FIXTURE, TESTS, modules=MODULES)
+        _write_suite(anchor, BY_HAND, TESTS, modules=MODULES)
         sides = {
             ("ours", "1"): (ours, ["-n", "1"]),
             ("ours", "2"): (ours, ["-n", "2"]),
