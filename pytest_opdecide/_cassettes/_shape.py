@@ -35,6 +35,7 @@ KNOWN_VERSIONS = (1,)
 """The values of a cassette's ``version`` key that this library writes and reads."""
 
 _JSON_SCALARS = (str, int, float, bool, type(None))
+_JSON_SCALAR_TYPES = frozenset(_JSON_SCALARS)
 _ENCODINGS = ("identity", "gzip", "deflate")
 """The content encodings replay checks (and its HTTP clients decode)."""
 
@@ -63,6 +64,9 @@ class _Checker:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        # The containers whose JSON has been found to fit: one the file shares by an alias (a
+        # response schema every request repeats) is walked once for the whole cassette.
+        self.fitting: set[int] = set()
 
     def refuse(self, path: Sequence[Any], problem: str) -> Refused:
         return Refused(line_of(self.text, path), problem)
@@ -163,7 +167,12 @@ class _Checker:
 
     def json(self, path: Sequence[Any], value: Any, what: str) -> None:
         """Refuse a value that replay cannot send as JSON (a date, bytes, a set...)."""
-        # Iterative: the loader bounds the depth, not the breadth of the walk.
+        if not _json_fits(value, self.fitting):
+            self._refuse_json(path, value, what)
+
+    def _refuse_json(self, path: Sequence[Any], value: Any, what: str) -> None:
+        """Find where ``value`` holds what JSON cannot carry, and say so: the walk of
+        :func:`_json_fits` again, keeping the path of every item (only for a refused file)."""
         todo: list[tuple[list[Any], Any]] = [(list(path), value)]
         seen: set[int] = set()
         while todo:
@@ -171,7 +180,7 @@ class _Checker:
             if isinstance(item, _JSON_SCALARS):
                 continue
             if isinstance(item, dict | list):
-                if id(item) in seen:  # an alias: checked once
+                if id(item) in seen:
                     continue
                 seen.add(id(item))
                 if isinstance(item, list):
@@ -190,6 +199,39 @@ class _Checker:
                 f"{what} holds {_kind(item)} in its JSON data, which JSON cannot carry. Quote "
                 "it ('...') if it is text.",
             )
+
+
+def _json_fits(value: Any, seen: set[int] | None = None) -> bool:
+    """Whether replay can send ``value`` as JSON: only JSON's scalars, lists and mappings with
+    scalar keys. Iterative (the loader bounds the depth, not the breadth of the walk), each
+    aliased container walked once, and no path kept: a cassette is read on every replay, and
+    almost every one fits. Types are compared exactly (the loader gives no subclasses); a
+    subclass takes :meth:`_Checker._refuse_json`'s walk, which decides as ``isinstance`` does.
+
+    ``seen``: the ids of containers already found to fit (kept only when all of ``value``
+    fits), to skip them; the objects must outlive the set (the loaded cassette does).
+    """
+    todo: list[Any] = [value]
+    known = seen if seen is not None else set()
+    walked: set[int] = set()
+    scalars = _JSON_SCALAR_TYPES
+    while todo:
+        item = todo.pop()
+        kind = type(item)
+        if kind is list or kind is dict:
+            if id(item) in walked or id(item) in known:
+                continue
+            walked.add(id(item))
+            if kind is list:
+                todo += [child for child in item if type(child) not in scalars]
+                continue
+            if not all(type(key) in scalars for key in item):
+                return False
+            todo += [child for child in item.values() if type(child) not in scalars]
+        elif kind not in scalars:
+            return False
+    known |= walked
+    return True
 
 
 def check_layout(data: Any, text: str) -> None:

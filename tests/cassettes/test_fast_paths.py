@@ -26,6 +26,7 @@ from pytest_opdecide._cassettes._scrub import (
     _by_value,
     _stream_by_value,
 )
+from pytest_opdecide._cassettes._shape import Refused, _Checker, _json_fits
 from pytest_opdecide._cassettes._yaml_format import ReadableYaml
 from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, load_yaml
 from pytest_opdecide._http._secrets import Secrets, holds_any, json_strings_lack
@@ -239,3 +240,31 @@ def test_a_stream_parsed_once_is_written_as_one_parsed_by_every_pass(tmp_path: P
     assert once == (tmp_path / "every.yaml").read_text()
     for absent in ("&id", "abcdefghijklmnop", "/home/ada"):
         assert absent not in once
+
+
+# What replay cannot send as JSON, mixed into JSON data: the layout check must find every one.
+_not_json = st.sampled_from([b"bytes", {1, 2}, 1.5j, (1, 2), object()])
+_mixed = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | texts | _not_json,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(texts | st.integers() | st.just((1, 2)), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_mixed)
+def test_the_json_check_without_paths_refuses_what_the_walk_with_paths_refuses(
+    value: Any,
+) -> None:
+    """Replay reads a cassette's JSON with a walk that keeps no paths; only a refused file is
+    walked again for the path of what was wrong. Both walks must agree on every value."""
+    checker = _Checker("")
+    try:
+        checker._refuse_json(["body"], value, "the body")
+    except Refused:
+        walked_ok = False
+    else:
+        walked_ok = True
+    assert _json_fits(value) is walked_ok
