@@ -21,6 +21,10 @@ def _import_session_end_modules() -> None:
         "hypothesis.internal.observability",
         # What the plugin's fixtures import on first use: imported once here, not per run.
         "fake_runtimes",
+        # Imported lazily by the package (question decisions are optional): a run that drops
+        # them leaves the plugin holding classes a later run's ``choose(...)`` is not.
+        "fake_runtimes._answers",
+        "fake_runtimes._providers",
         "httpx",
         "pytest_opdecide.decision",
         "pytest_opdecide.plugin._snapshots",
