@@ -142,9 +142,11 @@ def unregister(checker: Checker) -> None:
 
 
 def refresh() -> None:
-    """Put back any hook that is missing (cheap when all are in place)."""
+    """Put back any hook that is missing, and hook an HTTP stack imported since (called before
+    every test: when nothing changed, it only compares what each hooked attribute holds)."""
     with _lock:
-        _hook()
+        if _placed is None or _placed != _holding():
+            _hook()
 
 
 def _check(attempt: Attempt) -> None:
@@ -362,8 +364,35 @@ def _hook_lookups() -> None:
         socket.getaddrinfo = _originals.pop(key)
 
 
+_STACK_METHODS = (
+    ("HTTPTransport", "handle_request"),
+    ("AsyncHTTPTransport", "handle_async_request"),
+)
+_placed: tuple[Any, ...] | None = None
+"""What :func:`_holding` gave right after the last :func:`_hook`: while it gives the same, every
+hook is in place and no stack was imported since."""
+
+
+def _holding() -> tuple[Any, ...]:
+    """What the hooked attributes hold now, and which HTTP stacks are loaded (and with which
+    transport classes): everything :func:`_wanted` depends on, without building its hooks."""
+    lookups = bool(_held_hosts) or any(lookups for _, lookups in _checkers)
+    held: list[Any] = [len(_checkers), lookups, socket.socket.connect, socket.socket.connect_ex]
+    if lookups:
+        held.append(socket.getaddrinfo)
+    for name in HTTP_STACKS:
+        stack = sys.modules.get(name)
+        held.append(stack)
+        if stack is not None:
+            for owner_name, method in _STACK_METHODS:
+                owner = getattr(stack, owner_name, None)
+                held += (owner, getattr(owner, method, None))
+    return tuple(held)
+
+
 def _hook() -> None:
     """Make the hooked attributes exactly the wanted ones (called with the lock held)."""
+    global _placed
     wanted = _wanted()
     keys = {(owner, name) for owner, name, _ in wanted}
     for owner, name, make in wanted:
@@ -376,3 +405,4 @@ def _hook() -> None:
     for key in [key for key in _originals if key not in keys]:
         owner, name = key
         setattr(owner, name, _originals.pop(key))
+    _placed = _holding()

@@ -524,3 +524,44 @@ def test_the_guard_comes_back_when_another_tool_drops_its_hook(
     guard.refresh()  # what the plugin does as each test starts
     with socket.socket() as sock, pytest.raises(RealCallBlocked):
         sock.connect(("192.0.2.1", 80))
+
+
+@pytest.mark.opdecide(guard=True)
+def test_a_stack_imported_or_a_method_replaced_after_the_hooks_went_in_is_hooked_at_refresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The refresh before each test returns at once when every hook is in place; it must still
+    see an HTTP stack loaded since, a transport class put in its place, and a method another
+    tool set back."""
+    import types
+
+    import httpx
+
+    def hooked(owner: type, name: str) -> bool:
+        return bool(getattr(getattr(owner, name), network._MARK, False))
+
+    guard.refresh()
+    assert hooked(httpx.HTTPTransport, "handle_request")
+
+    class Transport:
+        def handle_request(self, request: object) -> object:
+            return request
+
+    stack = types.ModuleType("httpx2")
+    stack.HTTPTransport = Transport  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "httpx2", stack)
+    guard.refresh()
+    assert hooked(Transport, "handle_request")
+
+    class Replacement:
+        def handle_request(self, request: object) -> object:
+            return request
+
+    monkeypatch.setattr(stack, "HTTPTransport", Replacement)
+    guard.refresh()
+    assert hooked(Replacement, "handle_request")
+
+    original = network._originals[(httpx.HTTPTransport, "handle_request")]
+    monkeypatch.setattr(httpx.HTTPTransport, "handle_request", original)
+    guard.refresh()
+    assert hooked(httpx.HTTPTransport, "handle_request")
