@@ -60,6 +60,8 @@ PLUGIN_FIXTURES = frozenset({"runtime", "decision_provider", "opdecide_config"})
 covers all of its network traffic, not only the model calls of this project's runtimes."""
 
 _marker_error = pytest.StashKey[str]()
+_unmarked_at_start = pytest.StashKey[int]()
+"""For a test whose marker fixture was left out: how many markers of its own it had then."""
 _guard_installed = pytest.StashKey[bool]()
 _allowed_key = pytest.StashKey[AllowedHosts]()
 
@@ -143,27 +145,62 @@ def mode_of(marker: dict[str, Any], settings: Settings) -> str:
     return "replay" if settings.record == "none" else "record"
 
 
-def uses_plugin(item: pytest.Item) -> bool:
-    """Whether the test uses the plugin: the ``opdecide`` marker, or one of
-    :data:`PLUGIN_FIXTURES` (a cassette comes with the marker)."""
-    if item.get_closest_marker(MARKER) is not None:
+def uses_plugin(item: pytest.Item, marked: bool | None = None) -> bool:
+    """Whether the test uses the plugin: the ``opdecide`` marker (``marked``, if known), or
+    one of :data:`PLUGIN_FIXTURES` (a cassette comes with the marker)."""
+    if marked if marked is not None else item.get_closest_marker(MARKER) is not None:
         return True
     return not PLUGIN_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
 
 
-def guard_scope(item: pytest.Item, marker: dict[str, Any], settings: Settings) -> Scope:
+def guard_scope(
+    item: pytest.Item,
+    marker: dict[str, Any],
+    settings: Settings,
+    marks: tuple[bool, bool] | None = None,
+) -> Scope:
     """What the guard refuses during ``item`` (see ``pytest_opdecide.plugin._guard``).
 
     Off when the ``guard`` setting is off, for tests that record a cassette or run against the
     live model, and for ``opdecide_live`` tests (they run only when asked to reach the live
     server). Otherwise everything outside the loopback for tests that use the plugin (and for
     every test with ``guard_all``), and only this project's own model calls for the others.
+
+    ``marks``: whether the test has the ``opdecide`` and the ``opdecide_live`` marker, if known.
     """
     if not settings.guard or mode_of(marker, settings) in ("record", "live"):
         return "off"
-    if item.get_closest_marker(LIVE_MARKER) is not None:
+    marked, live = marks if marks is not None else (None, None)
+    if live if live is not None else item.get_closest_marker(LIVE_MARKER) is not None:
         return "off"
-    return "all" if settings.guard_all or uses_plugin(item) else "model_calls"
+    return "all" if settings.guard_all or uses_plugin(item, marked) else "model_calls"
+
+
+def _marks(item: pytest.Item) -> tuple[list[pytest.Mark], bool]:
+    """The test's ``opdecide`` marks, closest first, and whether it has ``opdecide_live``: one
+    walk over its markers (this runs for every test of the suite)."""
+    ours: list[pytest.Mark] = []
+    live = False
+    for mark in item.iter_markers():
+        if mark.name == MARKER:
+            ours.append(mark)
+        elif mark.name == LIVE_MARKER:
+            live = True
+    return ours, live
+
+
+MARKER_FIXTURE = "_opdecide_marker_fixtures"
+"""The autouse fixture that brings in what a marker's data needs (see its docstring)."""
+
+
+def _drop_marker_fixture(item: pytest.Item) -> None:
+    """Leave the marker fixture out of a test without the ``opdecide`` marker: it would do
+    nothing there, and setting up a fixture is most of what the plugin would cost such a test.
+    The list is replaced, not changed: the parametrized tests of a function share it."""
+    names = getattr(item, "fixturenames", None)
+    if names is not None and MARKER_FIXTURE in names:
+        item.fixturenames = [name for name in names if name != MARKER_FIXTURE]  # type: ignore[attr-defined]
+        item.stash[_unmarked_at_start] = len(item.own_markers)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -171,9 +208,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     guard.refresh()
     scope: Scope
     try:
-        marker = marker_kwargs(item)
+        ours, live = _marks(item)
+        if not ours:
+            _drop_marker_fixture(item)
+        marker = marker_kwargs(item, ours)
         settings = settings_for(item.config, marker, {})
-        scope = guard_scope(item, marker, settings)
+        scope = guard_scope(item, marker, settings, (bool(ours), live))
         if mode_of(marker, settings) in ("replay", "record"):
             _load_cassette_layer()
     except (SettingError, pytest.UsageError) as exc:
@@ -214,11 +254,26 @@ def _no_runtime_in_test(item: pytest.Item) -> str:
     )
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     error = item.stash.get(_marker_error, None)
     if error is not None:  # also for tests that request none of the plugin's fixtures
         pytest.fail(error, pytrace=False)
+    result = yield
+    start = item.stash.get(_unmarked_at_start, None)
+    if (
+        start is not None
+        and len(item.own_markers) != start
+        and item.get_closest_marker(MARKER) is not None
+    ):
+        pytest.fail(
+            f"{item.nodeid} got its @pytest.mark.{MARKER} marker while it was being set up "
+            "(from a setup hook or a fixture), after the plugin read the test's markers: its "
+            "script, answers or cassette would be ignored. Add the marker at collection "
+            "instead (in the test file, or from pytest_collection_modifyitems).",
+            pytrace=False,
+        )
+    return result
 
 
 @pytest.hookimpl(wrapper=True)

@@ -54,10 +54,16 @@ def command_line(config: pytest.Config) -> dict[str, Any]:
     return config.stash[_cli_key]
 
 
-def marker_kwargs(node: pytest.Item | pytest.Function) -> dict[str, Any]:
-    """The keywords of every ``opdecide`` marker on the test, the closest one winning."""
+def marker_kwargs(
+    node: pytest.Item | pytest.Function, marks: list[pytest.Mark] | None = None
+) -> dict[str, Any]:
+    """The keywords of every ``opdecide`` marker on the test, the closest one winning.
+
+    ``marks``: the test's ``opdecide`` marks, closest first, if already at hand (as
+    ``node.iter_markers(MARKER)`` gives them).
+    """
     merged: dict[str, Any] = {}
-    for mark in reversed(list(node.iter_markers(MARKER))):
+    for mark in reversed(marks if marks is not None else list(node.iter_markers(MARKER))):
         if mark.args:
             raise pytest.UsageError(
                 f"{node.nodeid}: @pytest.mark.{MARKER} takes keywords only, got {mark.args!r}"

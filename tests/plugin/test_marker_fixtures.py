@@ -99,3 +99,56 @@ def test_no_runtime():
 """
     )
     project.runpytest().assert_outcomes(passed=1)
+
+
+def test_only_the_marked_cases_of_a_parametrized_test_get_the_markers_fixture(
+    project: pytest.Pytester,
+) -> None:
+    """Unmarked tests leave the marker fixture out (it would do nothing there); the cases of
+    one function share their list of fixtures, so a case with the marker must keep it."""
+    project.makepyfile(
+        test_router=AGENT
+        + """
+
+@pytest.mark.parametrize(
+    "ticket",
+    ["plain", pytest.param("scripted", marks=pytest.mark.opdecide(script=[pick("close")])), "last"],
+)
+def test_cases(ticket, request):
+    if ticket == "scripted":
+        assert Router().route(ticket) == "CLOSED"
+        assert "_opdecide_marker_fixtures" in request.fixturenames
+    else:
+        assert "_opdecide_marker_fixtures" not in request.fixturenames
+"""
+    )
+    project.runpytest().assert_outcomes(passed=3)
+
+
+def test_a_marker_added_while_the_test_is_set_up_is_refused_not_ignored(
+    project: pytest.Pytester,
+) -> None:
+    project.makeconftest(
+        """
+import pytest
+from fake_runtimes import pick
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.add_marker(pytest.mark.opdecide(script=[pick("close")]))
+"""
+    )
+    project.makepyfile(
+        test_router=AGENT
+        + """
+
+def test_routes():
+    assert Router().route("Thanks!") == "CLOSED"
+"""
+    )
+    result = project.runpytest()
+    result.assert_outcomes(errors=1)
+    text = result.stdout.str()
+    assert "got its @pytest.mark.opdecide marker while it was being set up" in text
+    assert "pytest_collection_modifyitems" in text
