@@ -217,77 +217,13 @@ def _question_types(request: Any) -> dict[str, str]:
     return types
 
 
-class LiveRuns:
-    """The plugin object of repeated live runs (registered by the opdecide plugin)."""
+_OBSERVER_NAME = "opdecide-live-run-observer"
 
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.groups: dict[str, list[RunRecord]] = {}
-        self.written: list[Path] = []
 
-    @functools.cached_property
-    def _runs_requested(self) -> int:
-        """``runs`` from the command line or the ini file (markers may still ask for more)."""
-        try:
-            return self._settings().runs
-        except SettingError:
-            return 1
-
-    @property
-    def _worker(self) -> bool:
-        return getattr(self.config, "workerinput", None) is not None
-
-    def _settings(self) -> Settings:
-        return markers.settings_for(self.config, {}, {})
-
-    # --- collection ---------------------------------------------------------------------------
-
-    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        # Most runs repeat nothing: decide that without resolving every test's settings.
-        if self._runs_requested < 2 and not any(
-            "runs" in mark.kwargs for mark in metafunc.definition.iter_markers(markers.MARKER)
-        ):
-            return
-        resolved = _resolved(metafunc.definition, metafunc.config)
-        if resolved is None:
-            return
-        marker, settings = resolved
-        if settings.runs < 2:
-            return
-        if not _is_live(metafunc.definition, metafunc.config, marker, settings):
-            return
-        if RUN_FIXTURE not in metafunc.fixturenames:
-            metafunc.fixturenames.append(RUN_FIXTURE)
-        runs = [LiveRun(index, settings.runs, settings.seed) for index in range(settings.runs)]
-        metafunc.parametrize(RUN_FIXTURE, runs, indirect=True, ids=[run.id for run in runs])
-
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        report_wanted = self._report_path() is not None
-        if self._runs_requested < 2 and not report_wanted:
-            items = [item for item in items if _run_of(item) is not None]
-        for item in items:
-            run = _run_of(item)
-            if run is None and not report_wanted:
-                continue
-            resolved = _resolved(item, item.config)
-            if resolved is None:
-                continue
-            marker, settings = resolved
-            if run is None:
-                if not _is_live(item, item.config, marker, settings):
-                    continue
-                run = LiveRun(0, 1)
-            expected = marker.get("expected") or {}
-            path, line, name = item.location
-            item.stash[_observed_key] = _Observed(
-                run,
-                _without_run(item.nodeid, run),
-                (path, line, _without_run(name, run)),
-                settings.min_pass_rate,
-                dict(expected) if isinstance(expected, dict) else {},
-            )
-
-    # --- running ------------------------------------------------------------------------------
+class _Observer:
+    """The per-test hooks of live runs: registered only in a run with a test to observe (see
+    :meth:`LiveRuns.pytest_collection_modifyitems`), so that the other runs' tests pay nothing
+    for them."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -382,6 +318,82 @@ class LiveRuns:
                 observed.failed("error", report)
             setattr(report, _RECORD_ATTRIBUTE, observed.record())
         return report
+
+
+class LiveRuns:
+    """The plugin object of repeated live runs (registered by the opdecide plugin)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.groups: dict[str, list[RunRecord]] = {}
+        self.written: list[Path] = []
+
+    @functools.cached_property
+    def _runs_requested(self) -> int:
+        """``runs`` from the command line or the ini file (markers may still ask for more)."""
+        try:
+            return self._settings().runs
+        except SettingError:
+            return 1
+
+    @property
+    def _worker(self) -> bool:
+        return getattr(self.config, "workerinput", None) is not None
+
+    def _settings(self) -> Settings:
+        return markers.settings_for(self.config, {}, {})
+
+    # --- collection ---------------------------------------------------------------------------
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        # Most runs repeat nothing: decide that without resolving every test's settings.
+        if self._runs_requested < 2 and not any(
+            "runs" in mark.kwargs for mark in metafunc.definition.iter_markers(markers.MARKER)
+        ):
+            return
+        resolved = _resolved(metafunc.definition, metafunc.config)
+        if resolved is None:
+            return
+        marker, settings = resolved
+        if settings.runs < 2:
+            return
+        if not _is_live(metafunc.definition, metafunc.config, marker, settings):
+            return
+        if RUN_FIXTURE not in metafunc.fixturenames:
+            metafunc.fixturenames.append(RUN_FIXTURE)
+        runs = [LiveRun(index, settings.runs, settings.seed) for index in range(settings.runs)]
+        metafunc.parametrize(RUN_FIXTURE, runs, indirect=True, ids=[run.id for run in runs])
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        report_wanted = self._report_path() is not None
+        observing = False
+        if self._runs_requested < 2 and not report_wanted:
+            items = [item for item in items if _run_of(item) is not None]
+        for item in items:
+            run = _run_of(item)
+            if run is None and not report_wanted:
+                continue
+            resolved = _resolved(item, item.config)
+            if resolved is None:
+                continue
+            marker, settings = resolved
+            if run is None:
+                if not _is_live(item, item.config, marker, settings):
+                    continue
+                run = LiveRun(0, 1)
+            expected = marker.get("expected") or {}
+            path, line, name = item.location
+            item.stash[_observed_key] = _Observed(
+                run,
+                _without_run(item.nodeid, run),
+                (path, line, _without_run(name, run)),
+                settings.min_pass_rate,
+                dict(expected) if isinstance(expected, dict) else {},
+            )
+            observing = True
+        manager = self.config.pluginmanager
+        if observing and not manager.has_plugin(_OBSERVER_NAME):
+            manager.register(_Observer(), _OBSERVER_NAME)
 
     # --- counting (in the controller under xdist) ---------------------------------------------
 
