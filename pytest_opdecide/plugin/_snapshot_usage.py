@@ -38,6 +38,8 @@ seen by the ``menu_snapshot`` fixture (``opdecide_config`` may change the direct
 """
 _SEP = "\0"
 _state_key = pytest.StashKey[dict[str, set[str]]]()
+_ref_key = pytest.StashKey[str]()
+"""A collected test's ``module<NUL>test key``, kept for when it passes."""
 
 
 def start(config: pytest.Config) -> None:
@@ -64,8 +66,12 @@ def _test_ref(item: Any) -> str:
 def note_collected(session: pytest.Session) -> None:
     """Record the run's selected tests and their modules (``pytest_collection_finish``)."""
     state = _state(session.config)
-    state["modules"].update(str(item.path) for item in session.items)
-    state["tests"].update(_test_ref(item) for item in session.items)
+    modules, tests = state["modules"], state["tests"]
+    for item in session.items:
+        module = str(item.path)
+        modules.add(module)
+        ref = item.stash[_ref_key] = f"{module}{_SEP}{test_key(item)}"
+        tests.add(ref)
 
 
 def note_deselected(items: list[pytest.Item]) -> None:
@@ -76,7 +82,8 @@ def note_deselected(items: list[pytest.Item]) -> None:
 
 def note_passed(item: pytest.Item) -> None:
     """Record a test whose body passed (from ``pytest_runtest_makereport``)."""
-    _state(item.config)["passed"].add(_test_ref(item))
+    ref = item.stash.get(_ref_key, None)
+    _state(item.config)["passed"].add(ref if ref is not None else _test_ref(item))
 
 
 def note_used(config: pytest.Config, snapshot: MenuSnapshot) -> None:
