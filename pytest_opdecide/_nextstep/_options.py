@@ -37,6 +37,7 @@ from pytest_opdecide._nextstep._field_types import (
 from pytest_opdecide._nextstep._function_shapes import (
     RUNTIME_PARAMETER_NAMES,
     _function_shape,
+    _FunctionShape,
     _FunctionType,
     _UnsupportedParameter,
     clear_shape_caches,
@@ -171,11 +172,15 @@ def _option(reading: Reading) -> Option:
     return Option(reading.name, "value", reading.description or "", (), value=reading.value)
 
 
-def _function_option(name: str, fn: Callable[..., Any], description: str | None) -> Option:
-    try:
-        shape = _function_shape(fn)
-    except _UnsupportedParameter as exc:
-        raise TypeError(_unsupported_message(name, exc)) from None
+def _function_option(
+    name: str,
+    fn: Callable[..., Any],
+    description: str | None,
+    shape: _FunctionShape | None = None,
+) -> Option:
+    """The option of ``fn``, from its ``shape`` when it was just read (else read here)."""
+    if shape is None:
+        shape = _option_shape(name, fn)
     return Option(
         name,
         "function",
@@ -186,6 +191,13 @@ def _function_option(name: str, fn: Callable[..., Any], description: str | None)
         positional=shape.positional,
         validator=shape.validator,
     )
+
+
+def _option_shape(name: str, fn: Callable[..., Any]) -> _FunctionShape:
+    try:
+        return _function_shape(fn)
+    except _UnsupportedParameter as exc:
+        raise TypeError(_unsupported_message(name, exc)) from None
 
 
 def _unsupported_message(option: str, exc: _UnsupportedParameter) -> str:
@@ -347,9 +359,10 @@ class _SameShape:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _free_parts(reading: Reading) -> dict[Role, object]:
+def _free_parts(reading: Reading, shape: _FunctionShape | None) -> dict[Role, object]:
     """The markers of the loose snapshot, by the role of the part each stands for: a value, a
-    description, a plain function (whose shape is kept by code)."""
+    description, a plain function (whose shape is kept by code: ``shape``, when the menu was
+    just built from it, else the one kept for its code)."""
     form = reading.form
     free: dict[Role, object] = {}
     if form.value_rule is not None:
@@ -358,7 +371,8 @@ def _free_parts(reading: Reading) -> dict[Role, object]:
         free["description"] = _ANY_TEXT
     fn = reading.function
     if type(fn) is _FunctionType and not fn.__dict__:
-        shape = known_shape(fn)
+        if shape is None:
+            shape = known_shape(fn)
         if shape is not None:
             free["function"] = _SameShape(fn, shape)
     return free
@@ -546,10 +560,19 @@ def _snapshot(
     )
 
 
-def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> None:
-    """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`)."""
+def _remember(
+    key: Any,
+    options: Any,
+    menu: Menu,
+    readings: list[Reading],
+    shapes: list[_FunctionShape | None] | None,
+) -> None:
+    """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`);
+    ``shapes``: the function shapes the menu was just built from, by entry (``None``: not at
+    hand, looked up by code)."""
     by_key = key[0] == "dict"
-    free = [_free_parts(r) for r in readings]
+    shapes = shapes or [None] * len(readings)
+    free = [_free_parts(r, s) for r, s in zip(readings, shapes, strict=True)]
     places = tuple(
         (
             index,
@@ -630,8 +653,8 @@ def normalize_options(options: Any) -> Menu:
                 return rebound
             # Another text: a menu of its own, kept as such if it repeats (as below).
             return _kept(key, options, entries, rebound, None)
-    menu, readings = _normalize(options)
-    return _kept(key, options, entries, menu, readings)
+    menu, readings, shapes = _normalize(options)
+    return _kept(key, options, entries, menu, readings, shapes)
 
 
 def _kept(
@@ -640,6 +663,7 @@ def _kept(
     entries: list[_Entry] | None,
     menu: Menu,
     readings: list[Reading] | None,
+    shapes: list[_FunctionShape | None] | None = None,
 ) -> Menu:
     """``menu``, made for ``options`` and not found under ``key``, remembered unless menus
     under that key keep differing on every call."""
@@ -655,7 +679,9 @@ def _kept(
         if len(_misses) >= _MENU_CACHE_KEYS:
             _misses.pop(next(iter(_misses)))
         _misses[key] = 1
-    _remember(key, options, menu, list(read_entries(options)) if readings is None else readings)
+    if readings is None:
+        readings, shapes = list(read_entries(options)), None
+    _remember(key, options, menu, readings, shapes)
     return menu
 
 
@@ -670,13 +696,22 @@ def clear_caches() -> None:
     clear_shape_caches()
 
 
-def _normalize(options: Any) -> tuple[Menu, list[Reading]]:
-    """The menu ``options`` make, with the readings of their entries it was built from."""
+def _normalize(options: Any) -> tuple[Menu, list[Reading], list[_FunctionShape | None]]:
+    """The menu ``options`` make, with the readings of their entries it was built from and, by
+    entry, the function shape its option was built from (``None`` for other options)."""
     readings: list[Reading] = []
+    shapes: list[_FunctionShape | None] = []
     opts: list[Option] = []
     for reading in read_entries(options):  # each entry built as it is read: its error first
         readings.append(reading)
-        opts.append(_option(reading))
+        fn = reading.function
+        if fn is not None and reading.form.kind == "function":
+            shape = _option_shape(reading.name, fn)
+            shapes.append(shape)
+            opts.append(_function_option(reading.name, fn, reading.description, shape))
+        else:
+            shapes.append(None)
+            opts.append(_option(reading))
     if not opts:
         raise ValueError("options must offer at least one option, got none")
     by_name: dict[str, Option] = {}
@@ -694,7 +729,7 @@ def _normalize(options: Any) -> tuple[Menu, list[Reading]]:
     async_options = tuple(o.name for o in opts if o.handler is not None and _is_async(o.handler))
     needs_context = any(f.source == "context" for o in opts for f in o.hidden)
     menu = Menu(tuple(opts), by_name, tuple(by_name), text, async_options, needs_context)
-    return menu, readings
+    return menu, readings, shapes
 
 
 def _is_async(handler: Callable[..., Any]) -> bool:
