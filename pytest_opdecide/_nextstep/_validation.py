@@ -113,6 +113,10 @@ def _compiles(spec: TypeSpec) -> bool:
     return False
 
 
+_PLAIN_TYPES: frozenset[type] = frozenset({str, int, float, bool})
+_EXACT_FLOAT = 2**53  # an int up to this size is exactly the float it converts to
+
+
 class ArgsValidator:
     """The compiled check of one option's arguments: one pydantic-core validator per option.
 
@@ -128,12 +132,34 @@ class ArgsValidator:
     def __init__(self, fields: tuple[FieldSpec, ...], *, all_required: bool) -> None:
         self.fields = fields
         self.all_required = all_required
-        self.native = all(f.type.native for f in fields)
+        native = True
+        compiles = True
+        by_name: dict[str, FieldSpec] = {}
+        plain: list[tuple[str, type, bool]] | None = []
+        for f in fields:  # one pass: made on every first sight of an option
+            name, spec = f.name, f.type
+            by_name[name] = f
+            native = native and spec.native
+            if type(spec) is ScalarSpec:
+                pytype = spec.pytype
+                if plain is not None and pytype in _PLAIN_TYPES:
+                    plain.append((name, pytype, all_required or f.required))
+                else:
+                    plain = None
+                if compiles and pytype not in _ALWAYS_COMPILES:
+                    compiles = False
+            else:
+                plain = None
+                compiles = compiles and _compiles(spec)
+            if compiles and (type(name) is not str or not name.isidentifier()):
+                compiles = False
+        self.native = native
         """Whether a pick parsed from JSON is validated as it is (else through JSON text)."""
-        self.by_name = {f.name: f for f in fields}
-        if not all(
-            type(f.name) is str and f.name.isidentifier() and _compiles(f.type) for f in fields
-        ):
+        self.by_name = by_name
+        self._plain = None if plain is None else tuple(plain)
+        """Each field's name, class and whether it must be sent, when every field is a plain
+        ``str``, ``int``, ``float`` or ``bool`` (see :meth:`_checked_plainly`)."""
+        if not compiles:
             # A type outside the known-safe set: compiled now, so that one pydantic-core
             # refuses is refused when the menu is built, before any model call.
             self._compiled  # noqa: B018
@@ -168,9 +194,32 @@ class ArgsValidator:
     @functools.cached_property
     def validate_parsed(self) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """:meth:`validate` of arguments parsed from reply text (the hot path)."""
+        if self._plain is not None:
+            return self._checked_plainly
         if self.native:
             return functools.partial(self._python, strict=True)  # in C: no Python frame per pick
         return functools.partial(self.validate, from_json=True)
+
+    def _checked_plainly(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What pydantic-core's strict check of plain fields returns (the fields sent, in the
+        fields' order, a float field's ``int`` as a ``float``), told without compiling it for
+        a value of exactly the field's class; anything else (a missing field, another class, a
+        subclass, a huge ``int``) goes to pydantic-core, which converts or raises its error."""
+        out: dict[str, Any] = {}
+        for name, pytype, required in self._plain or ():
+            if name in args:
+                value = args[name]
+                kind = type(value)
+                if kind is pytype:
+                    out[name] = value
+                    continue
+                if pytype is float and kind is int and -_EXACT_FLOAT <= value <= _EXACT_FLOAT:
+                    out[name] = float(value)
+                    continue
+            elif not required:
+                continue
+            return self._python(args, strict=True)  # type: ignore[no-any-return]
+        return out
 
     # What tells a value copied from the menu's ``Call:`` example: read on a pick's first
     # check, so that an option never picked never pays for it.
@@ -236,6 +285,8 @@ class ArgsValidator:
         Raises:
             pydantic.ValidationError: The arguments do not fit (see :func:`explain`).
         """
+        if self._plain is not None:
+            return self._checked_plainly(args if type(args) is dict else dict(args))
         if self.native:
             return self._python(args, strict=True)  # type: ignore[no-any-return]
         if not from_json:

@@ -302,3 +302,63 @@ def test_a_scalar_s_schema_and_placeholder_are_what_their_builders_make(pytype: 
     assert placeholder == SCALAR_PLACEHOLDERS[pytype]
     if isinstance(placeholder, list | dict):
         assert placeholder is not spec.placeholder()  # a new container for each caller
+
+
+class _Text(str):
+    pass
+
+
+PLAIN_ARGUMENTS = [
+    {"amount": 2.5, "reason": "late"},
+    {"reason": "late", "amount": 2, "count": 3, "urgent": True},
+    {"amount": 2**53, "reason": "x"},
+    {"amount": 2**53 + 1, "reason": "x"},
+    {"amount": -(2**60), "reason": "x"},
+    {"amount": 10**400, "reason": "x"},
+    {"amount": float("inf"), "reason": "x"},
+    {"amount": True, "reason": "x"},
+    {"amount": "2.5", "reason": "x"},
+    {"amount": None, "reason": "x"},
+    {"amount": 2.5},
+    {"reason": "x"},
+    {"amount": 2.5, "reason": _Text("x")},
+    {"amount": 2.5, "reason": "x", "count": 10**30},
+    {"amount": 2.5, "reason": "x", "count": 1.0},
+    {"amount": 2.5, "reason": "x", "count": False},
+    {"amount": 2.5, "reason": "x", "urgent": 1},
+    {"amount": 2.5, "reason": "x", "other": object()},
+    {},
+]
+
+
+@pytest.mark.parametrize("all_required", [False, True])
+@pytest.mark.parametrize("args", PLAIN_ARGUMENTS, ids=range(len(PLAIN_ARGUMENTS)))
+def test_plain_fields_are_checked_as_pydantic_checks_them(args: Any, all_required: bool) -> None:
+    import pydantic
+
+    fields = (
+        FieldSpec("amount", ScalarSpec(float)),
+        FieldSpec("reason", ScalarSpec(str)),
+        FieldSpec("count", ScalarSpec(int), required=False),
+        FieldSpec("urgent", ScalarSpec(bool), required=False),
+    )
+    checked = ArgsValidator(fields, all_required=all_required)
+    assert checked._plain is not None  # the check told without pydantic-core
+    compiled = ArgsValidator(fields, all_required=all_required)._compiled
+    try:
+        expected = compiled.validate_python(args, strict=True)
+    except pydantic.ValidationError as exc:
+        refused = exc.errors()
+    else:
+        refused = None
+    if refused is not None:
+        with pytest.raises(pydantic.ValidationError) as raised:
+            checked.validate_parsed(args)
+        assert raised.value.errors() == refused  # pydantic's own error
+        with pytest.raises(pydantic.ValidationError):
+            checked.validate(args, from_json=False)
+        return
+    for got in (checked.validate_parsed(args), checked.validate(args, from_json=False)):
+        assert got == expected
+        assert list(got) == list(expected)  # the fields' order
+        assert [type(v) for v in got.values()] == [type(v) for v in expected.values()]
