@@ -30,6 +30,7 @@ from pytest_opdecide._nextstep._annotations import (
 )
 from pytest_opdecide._nextstep._field_types import (
     FieldSpec,
+    ScalarSpec,
     UnsupportedType,
     call_example,
     shown_choice,
@@ -761,19 +762,64 @@ def render_menu(options: list[Option] | tuple[Option, ...]) -> str:
     return "".join([_render_block(opt) for opt in options])[:-1]
 
 
+def _frame(opt: Option) -> tuple[str, str]:
+    """The signature line of ``opt``'s block, and its field and ``Call:`` lines."""
+    frame = _plain_frame(opt)
+    return _general_frame(opt) if frame is None else frame
+
+
+def _general_frame(opt: Option) -> tuple[str, str]:
+    head = f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"
+    lines = [_field_line(f) for f in opt.fields]
+    call: dict[str, Any] = {"call": opt.name}
+    if opt.fields:
+        call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
+    lines.append(f"    Call: {call_example(call)}")
+    return head, "\n".join(lines) + "\n\n"
+
+
+_PLAIN_SHOWN = {str: '"<str>"', int: "<int>", float: "<float>", bool: "<bool>"}
+"""What the ``Call:`` example shows for a plain field of each class (its placeholder, as
+:func:`call_example` writes it)."""
+
+
+def _plain_frame(opt: Option) -> tuple[str, str] | None:
+    """:func:`_frame` of an option whose name and field names are identifiers (JSON writes
+    each as itself in quotes: no character of an identifier is escaped) and whose fields are
+    plain ``str``, ``int``, ``float`` or ``bool``, written in one pass; ``None`` for any
+    other."""
+    name = opt.name
+    if type(name) is not str or not name.isidentifier():
+        return None
+    signature: list[str] = []
+    lines: list[str] = []
+    args: list[str] = []
+    for f in opt.fields:
+        spec = f.type
+        if type(spec) is not ScalarSpec:
+            return None
+        shown = _PLAIN_SHOWN.get(spec.pytype)
+        field = f.name
+        if shown is None or type(field) is not str or not field.isidentifier():
+            return None
+        signature.append(f"{field}: {spec.label}")
+        lines.append(f"    {field}: {f.description}" if f.description else f"    {field}")
+        args.append(f'"{field}": {shown}')
+    if args:
+        example = f'{{"call": "{name}", "args": {{{", ".join(args)}}}}}'
+    else:
+        example = f'{{"call": "{name}"}}'
+    lines.append(f"    Call: {example}")
+    return f"{name}({', '.join(signature)})", "\n".join(lines) + "\n\n"
+
+
 def _render_block(opt: Option) -> str:
     # The signature line, and the field and Call: lines, are kept by name and fields: a
     # description that changes per call is all that is written anew.
     key = (opt.name, opt.fields)
     frame = _frame_cache.get(key)
     if frame is None:
-        head = f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"
-        lines = [_field_line(f) for f in opt.fields]
-        call: dict[str, Any] = {"call": opt.name}
-        if opt.fields:
-            call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
-        lines.append(f"    Call: {call_example(call)}")
-        frame = (head, "\n".join(lines) + "\n\n")
+        frame = _frame(opt)
         if len(_frame_cache) >= _FRAME_CACHE_MAX:
             _frame_cache.pop(next(iter(_frame_cache)))
         _frame_cache[key] = frame

@@ -362,3 +362,51 @@ def test_plain_fields_are_checked_as_pydantic_checks_them(args: Any, all_require
         assert got == expected
         assert list(got) == list(expected)  # the fields' order
         assert [type(v) for v in got.values()] == [type(v) for v in expected.values()]
+
+
+def _plain_options() -> list[Any]:
+    """Options of every plain shape the one-pass frame writes, and some it leaves alone."""
+
+    def act(amount: float, reason: str, count: int = 2, urgent: bool = False) -> str:
+        """Act.
+
+        Args:
+            amount: How much, in "euros" \\ cents.
+            reason: Why.
+        """
+        return reason
+
+    def nothing() -> str:
+        return "x"
+
+    def ünïcode(naïve: str) -> str:
+        return naïve
+
+    def mixed(items: list[int], note: str) -> str:
+        return note
+
+    options = {
+        "act": act,
+        "nothing": nothing,
+        "ünïcode": ünïcode,
+        "mixed": mixed,
+        "not an identifier": act,
+        "plan": (
+            "A plan.",
+            {"title": str, "pages": int, "ratio": float, "done": bool, "note": "A note."},
+        ),
+        "tags": ("Tags.", {"tags": [str], "mode": {"type": str, "options": ["a", "b"]}}),
+        "odd-field": ("Odd.", {"my-field": str}),
+        "close": ("CLOSED", "Close it."),
+    }
+    return list(normalize_options(options).options)
+
+
+def test_a_plain_block_is_written_as_the_general_way_writes_it() -> None:
+    written = 0
+    for option in _plain_options():
+        plain = _options._plain_frame(option)
+        if plain is not None:
+            written += 1
+            assert plain == _options._general_frame(option), option.name
+    assert written == 5  # act, nothing, ünïcode, plan, close
