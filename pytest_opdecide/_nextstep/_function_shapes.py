@@ -450,6 +450,9 @@ def _signature_parameters(sig: inspect.Signature) -> list[_Parameter]:
 
 
 _SIMPLE_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_SCALAR_SPECS = {pytype: ScalarSpec(pytype) for pytype in SCALAR_PLACEHOLDERS}
+"""One spec per scalar class, shared by the fields of :func:`_scalar_shape` (a spec is
+immutable)."""
 
 
 def _scalar_shape(fn: Any) -> _FunctionShape | None:
@@ -494,7 +497,8 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
                 hint = _builtin(globalns, hint)
             else:
                 return None
-        if type(hint) is not type or hint not in SCALAR_PLACEHOLDERS:
+        spec = _SCALAR_SPECS.get(hint) if type(hint) is type else None
+        if spec is None:
             return None
         if i < count:
             default = defaults[i - first_default] if i >= first_default else _EMPTY
@@ -503,7 +507,7 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
         fields.append(
             FieldSpec.shown(
                 name,
-                ScalarSpec(hint),
+                spec,
                 doc_args.get(name, ""),
                 default is _EMPTY,
                 default,

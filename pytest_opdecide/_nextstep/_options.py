@@ -84,6 +84,38 @@ class Option:
     validator: ArgsValidator | None = None
 
 
+_SET_OPTION = tuple(getattr(Option, name).__set__ for name in Option.__slots__)
+
+
+def _made_option(
+    name: str,
+    kind: OptionKind,
+    description: str,
+    fields: tuple[FieldSpec, ...],
+    hidden: tuple[FieldSpec, ...],
+    handler: Callable[..., Any] | None,
+    value: Any,
+    positional: tuple[str, ...],
+    validator: ArgsValidator | None,
+) -> Option:
+    """``Option(...)`` with every field given, made at once: each slot set directly, past the
+    frozen dataclass's ``object.__setattr__`` per field (a menu read anew makes one per
+    entry)."""
+    made: Option = object.__new__(Option)
+    s_name, s_kind, s_description, s_fields, s_hidden, s_handler, s_value, s_positional, \
+        s_validator = _SET_OPTION  # fmt: skip
+    s_name(made, name)
+    s_kind(made, kind)
+    s_description(made, description)
+    s_fields(made, fields)
+    s_hidden(made, hidden)
+    s_handler(made, handler)
+    s_value(made, value)
+    s_positional(made, positional)
+    s_validator(made, validator)
+    return made
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Menu:
     """Normalised options with their rendered text.
@@ -170,7 +202,9 @@ def _option(reading: Reading) -> Option:
         assert reading.schema is not None
         assert reading.description is not None
         return _schema_option(reading.name, reading.description, reading.schema)
-    return Option(reading.name, "value", reading.description or "", (), value=reading.value)
+    return _made_option(
+        reading.name, "value", reading.description or "", (), (), None, reading.value, (), None
+    )
 
 
 def _function_option(
@@ -182,15 +216,16 @@ def _function_option(
     """The option of ``fn``, from its ``shape`` when it was just read (else read here)."""
     if shape is None:
         shape = _option_shape(name, fn)
-    return Option(
+    return _made_option(
         name,
         "function",
         shape.description if description is None else description,
         shape.fields,
         shape.hidden,
-        handler=fn,
-        positional=shape.positional,
-        validator=shape.validator,
+        fn,
+        None,
+        shape.positional,
+        shape.validator,
     )
 
 

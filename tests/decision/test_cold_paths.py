@@ -410,3 +410,17 @@ def test_a_plain_block_is_written_as_the_general_way_writes_it() -> None:
             written += 1
             assert plain == _options._general_frame(option), option.name
     assert written == 5  # act, nothing, ünïcode, plan, close
+
+
+def test_an_option_made_at_once_is_the_option_its_init_makes() -> None:
+    import dataclasses
+
+    values = ("act", "function", "Act.", (), (), refund, None, ("amount",), None)
+    made = _options._made_option(*values)  # type: ignore[arg-type]
+    built = _options.Option(*values)  # type: ignore[arg-type]
+    # Every dataclass field, in order: a field added to Option must be set by _made_option().
+    assert [f.name for f in dataclasses.fields(_options.Option)] == list(_options.Option.__slots__)
+    for f in dataclasses.fields(_options.Option):
+        assert getattr(made, f.name) is getattr(built, f.name)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "other"  # type: ignore[misc]
