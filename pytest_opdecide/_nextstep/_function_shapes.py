@@ -450,6 +450,7 @@ def _signature_parameters(sig: inspect.Signature) -> list[_Parameter]:
 
 
 _SIMPLE_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_PLAIN_CLASSES = frozenset({str, int, float, bool})
 _SCALAR_SPECS = {pytype: ScalarSpec(pytype) for pytype in SCALAR_PLACEHOLDERS}
 """One spec per scalar class, shared by the fields of :func:`_scalar_shape` (a spec is
 immutable)."""
@@ -483,6 +484,7 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
         doc = inspect.cleandoc(doc)
     doc_args = _doc_arg_descriptions(doc) if doc else {}
     fields: list[FieldSpec] = []
+    plain: list[tuple[str, type, bool]] | None = []  # what ArgsValidator.of_plain takes
     for i in range(total):
         name = names[i]
         if name in RUNTIME_PARAMETER_NAMES:
@@ -504,24 +506,26 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
             default = defaults[i - first_default] if i >= first_default else _EMPTY
         else:
             default = _EMPTY if kwdefaults is None else kwdefaults.get(name, _EMPTY)
+        required = default is _EMPTY
         fields.append(
             FieldSpec.shown(
-                name,
-                spec,
-                doc_args.get(name, ""),
-                default is _EMPTY,
-                default,
-                i < positional_only,
+                name, spec, doc_args.get(name, ""), required, default, i < positional_only
             )
         )
+        if plain is not None:
+            if hint in _PLAIN_CLASSES:
+                plain.append((name, hint, required))
+            else:
+                plain = None  # an untyped list or dict: validated by pydantic-core
     shown = tuple(fields)
+    if not shown:
+        validator = None
+    elif plain is not None:
+        validator = ArgsValidator.of_plain(shown, tuple(plain))
+    else:
+        validator = ArgsValidator(shown, all_required=False)
     return _FunctionShape(
-        shown,
-        (),
-        _first_paragraph(doc),
-        names[:positional_only],
-        ArgsValidator(shown, all_required=False) if shown else None,
-        _VERSION(fn),
+        shown, (), _first_paragraph(doc), names[:positional_only], validator, _VERSION(fn)
     )
 
 

@@ -620,7 +620,12 @@ def _remember(
         for role in markers
     )
     try:
-        exact = _snapshot(key, options, readings)
+        # A function's exact copy is the one its loose marker holds (made once, not twice).
+        same: list[dict[Role, object]] = []
+        for markers in free:
+            marker = markers.get("function")
+            same.append({"function": marker.same} if isinstance(marker, _SameShape) else {})
+        exact = _snapshot(key, options, readings, same)
         # The same object may have been changed since in what ``==`` cannot see (the order of
         # its keys, or of a schema's fields): its copy is the ordered snapshot, and the key
         # order is checked with it.

@@ -164,6 +164,22 @@ class ArgsValidator:
             # refuses is refused when the menu is built, before any model call.
             self._compiled  # noqa: B018
 
+    @classmethod
+    def of_plain(
+        cls, fields: tuple[FieldSpec, ...], plain: tuple[tuple[str, type, bool], ...]
+    ) -> ArgsValidator:
+        """``ArgsValidator(fields, all_required=False)`` of fields named by identifiers whose
+        every type is a plain ``str``, ``int``, ``float`` or ``bool``, made at once from
+        ``plain``, each field's name, class and whether it must be sent (what ``__init__``
+        reads off them; a function's first sight makes one)."""
+        made = object.__new__(cls)
+        made.fields = fields
+        made.all_required = False
+        made.native = True
+        made.by_name = {f.name: f for f in fields}
+        made._plain = plain
+        return made
+
     # The schema and the compiled validator: built on the option's first pick when every field
     # has a type pydantic-core always compiles (see :func:`_compiles`), else in ``__init__``.
 
@@ -227,11 +243,9 @@ class ArgsValidator:
     @functools.cached_property
     def _texts(self) -> frozenset[str]:
         """The menu's string placeholders of these fields (``<str>``, ``<date yyyy-mm-dd>``)."""
-        placeholders: set[str] = {"<str>"}
-        for f in self.fields:
-            if f.type.choices is None:
-                _string_placeholders(f.type.placeholder(), placeholders)
-        return frozenset(p for p in placeholders if p.startswith("<"))
+        if self._plain is not None:
+            return _PLAIN_TEXTS  # a plain field's placeholder is "<str>" or a slot
+        return _placeholder_texts(self.fields)
 
     @functools.cached_property
     def placeholders(self) -> frozenset[str]:
@@ -334,6 +348,18 @@ class ArgsValidator:
             f"Field '{path}' is {shown}, which holds the placeholder {json_dumps(inside)} "
             "copied from the Call: example; send a real value instead"
         )
+
+
+_PLAIN_TEXTS = frozenset({"<str>"})
+
+
+def _placeholder_texts(fields: tuple[FieldSpec, ...]) -> frozenset[str]:
+    """The string placeholders of ``fields`` in the menu's ``Call:`` examples, and ``<str>``."""
+    placeholders: set[str] = {"<str>"}
+    for f in fields:
+        if f.type.choices is None:
+            _string_placeholders(f.type.placeholder(), placeholders)
+    return frozenset(p for p in placeholders if p.startswith("<"))
 
 
 def _hoisted(schema: Any, defs: dict[str, Any]) -> Any:

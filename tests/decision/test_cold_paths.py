@@ -424,3 +424,20 @@ def test_an_option_made_at_once_is_the_option_its_init_makes() -> None:
         assert getattr(made, f.name) is getattr(built, f.name)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.name = "other"  # type: ignore[misc]
+
+
+def test_a_plain_validator_made_at_once_is_the_one_its_init_makes() -> None:
+    from pytest_opdecide._nextstep._validation import _placeholder_texts
+
+    shape = _function_shapes._introspect(_future_types.scalars)
+    made = shape.validator
+    assert made is not None
+    assert made._plain is not None
+    built = ArgsValidator(shape.fields, all_required=False)
+    assert vars(made) == vars(built)
+    assert made._texts == _placeholder_texts(made.fields)  # the plain shortcut
+    assert (made.placeholders, made.bare_placeholders, made.copy_marks) == (
+        built.placeholders,
+        built.bare_placeholders,
+        built.copy_marks,
+    )
