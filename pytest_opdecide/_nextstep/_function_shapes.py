@@ -20,8 +20,7 @@ import re
 import typing
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic.fields import FieldInfo as _FieldInfo
 
@@ -222,8 +221,10 @@ def _resolve_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, 
     return hints
 
 
-@dataclass(frozen=True, slots=True)
-class _FunctionShape:
+class _FunctionShape(NamedTuple):
+    """What a function's menu entry is made of (a named tuple: made on every first sight of a
+    function, at a fraction of a frozen dataclass's cost)."""
+
     fields: tuple[FieldSpec, ...]
     hidden: tuple[FieldSpec, ...]
     description: str
@@ -448,10 +449,94 @@ def _signature_parameters(sig: inspect.Signature) -> list[_Parameter]:
     ]  # *args and **kwargs: never shown, never required (the model cannot fill them)
 
 
+_SIMPLE_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_PLAIN_CLASSES = frozenset({str, int, float, bool})
+_SCALAR_SPECS = {pytype: ScalarSpec(pytype) for pytype in SCALAR_PLACEHOLDERS}
+"""One spec per scalar class, shared by the fields of :func:`_scalar_shape` (a spec is
+immutable)."""
+
+
+def _scalar_shape(fn: Any) -> _FunctionShape | None:
+    """The shape of a plain function (see :func:`_by_code`) whose every parameter is annotated
+    with a scalar class (``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``, or its name
+    as a string), read in one pass off its code, defaults and annotations: what
+    :func:`_quick_hints`, :func:`_code_parameters` and :func:`_shape` make of it, field for
+    field. ``None`` for any other function (``*args``, a runtime parameter, any other
+    annotation), which takes the general way."""
+    code = fn.__code__
+    if code.co_flags & _SIMPLE_FLAGS:
+        return None
+    annotations = fn.__annotations__
+    count = code.co_argcount
+    total = count + code.co_kwonlyargcount
+    if len(annotations) - ("return" in annotations) != total:
+        return None  # a parameter without an annotation
+    names = code.co_varnames
+    defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__
+    first_default = count - len(defaults)
+    positional_only = code.co_posonlyargcount
+    globalns = fn.__globals__
+    doc = fn.__doc__
+    if type(doc) is not str:
+        doc = inspect.getdoc(fn)
+    elif "\n" in doc or "\t" in doc or doc[:1].isspace():
+        doc = inspect.cleandoc(doc)
+    doc_args = _doc_arg_descriptions(doc) if doc else {}
+    fields: list[FieldSpec] = []
+    plain: list[tuple[str, type, bool]] | None = []  # what ArgsValidator.of_plain takes
+    for i in range(total):
+        name = names[i]
+        if name in RUNTIME_PARAMETER_NAMES:
+            return None
+        hint = annotations.get(name, _EMPTY)
+        if type(hint) is str:  # as :func:`_quick_hints` resolves a bare name
+            if hint in globalns:
+                if not hint.isidentifier() or keyword.iskeyword(hint):
+                    return None
+                hint = globalns[hint]
+            elif hint in _BUILTIN_NAMES and "__builtins__" in globalns:
+                hint = _builtin(globalns, hint)
+            else:
+                return None
+        spec = _SCALAR_SPECS.get(hint) if type(hint) is type else None
+        if spec is None:
+            return None
+        if i < count:
+            default = defaults[i - first_default] if i >= first_default else _EMPTY
+        else:
+            default = _EMPTY if kwdefaults is None else kwdefaults.get(name, _EMPTY)
+        required = default is _EMPTY
+        fields.append(
+            FieldSpec.shown(
+                name, spec, doc_args.get(name, ""), required, default, i < positional_only
+            )
+        )
+        if plain is not None:
+            if hint in _PLAIN_CLASSES:
+                plain.append((name, hint, required))
+            else:
+                plain = None  # an untyped list or dict: validated by pydantic-core
+    shown = tuple(fields)
+    if not shown:
+        validator = None
+    elif plain is not None:
+        validator = ArgsValidator.of_plain(shown, tuple(plain))
+    else:
+        validator = ArgsValidator(shown, all_required=False)
+    return _FunctionShape(
+        shown, (), _first_paragraph(doc), names[:positional_only], validator, _VERSION(fn)
+    )
+
+
 def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
     """The shape of ``fn``: a plain function's parameters read off its code and its annotations
     resolved once compiled (the first sight of a closure); anything else, or any annotation that
     is not plain, through ``inspect.signature`` and ``typing.get_type_hints``."""
+    if _by_code(fn):
+        shape = _scalar_shape(fn)
+        if shape is not None:
+            return shape
     hints = _quick_hints(fn) if _by_code(fn) else None
     if hints is not None:
         parameters = _code_parameters(fn)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "FORMS",
@@ -128,9 +128,9 @@ FORMS = (
 """Every form an entry can be written in."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Reading:
-    """One entry, read.
+class Reading(NamedTuple):
+    """One entry, read (a named tuple: one is made per entry of every menu read anew, at a
+    fraction of a frozen dataclass's cost).
 
     Attributes:
         form: The form it is written in.

@@ -30,6 +30,7 @@ from pytest_opdecide._nextstep._annotations import (
 )
 from pytest_opdecide._nextstep._field_types import (
     FieldSpec,
+    ScalarSpec,
     UnsupportedType,
     call_example,
     shown_choice,
@@ -37,6 +38,7 @@ from pytest_opdecide._nextstep._field_types import (
 from pytest_opdecide._nextstep._function_shapes import (
     RUNTIME_PARAMETER_NAMES,
     _function_shape,
+    _FunctionShape,
     _FunctionType,
     _UnsupportedParameter,
     clear_shape_caches,
@@ -80,6 +82,38 @@ class Option:
     value: Any = None
     positional: tuple[str, ...] = ()
     validator: ArgsValidator | None = None
+
+
+_SET_OPTION = tuple(getattr(Option, name).__set__ for name in Option.__slots__)
+
+
+def _made_option(
+    name: str,
+    kind: OptionKind,
+    description: str,
+    fields: tuple[FieldSpec, ...],
+    hidden: tuple[FieldSpec, ...],
+    handler: Callable[..., Any] | None,
+    value: Any,
+    positional: tuple[str, ...],
+    validator: ArgsValidator | None,
+) -> Option:
+    """``Option(...)`` with every field given, made at once: each slot set directly, past the
+    frozen dataclass's ``object.__setattr__`` per field (a menu read anew makes one per
+    entry)."""
+    made: Option = object.__new__(Option)
+    s_name, s_kind, s_description, s_fields, s_hidden, s_handler, s_value, s_positional, \
+        s_validator = _SET_OPTION  # fmt: skip
+    s_name(made, name)
+    s_kind(made, kind)
+    s_description(made, description)
+    s_fields(made, fields)
+    s_hidden(made, hidden)
+    s_handler(made, handler)
+    s_value(made, value)
+    s_positional(made, positional)
+    s_validator(made, validator)
+    return made
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -168,24 +202,38 @@ def _option(reading: Reading) -> Option:
         assert reading.schema is not None
         assert reading.description is not None
         return _schema_option(reading.name, reading.description, reading.schema)
-    return Option(reading.name, "value", reading.description or "", (), value=reading.value)
+    return _made_option(
+        reading.name, "value", reading.description or "", (), (), None, reading.value, (), None
+    )
 
 
-def _function_option(name: str, fn: Callable[..., Any], description: str | None) -> Option:
-    try:
-        shape = _function_shape(fn)
-    except _UnsupportedParameter as exc:
-        raise TypeError(_unsupported_message(name, exc)) from None
-    return Option(
+def _function_option(
+    name: str,
+    fn: Callable[..., Any],
+    description: str | None,
+    shape: _FunctionShape | None = None,
+) -> Option:
+    """The option of ``fn``, from its ``shape`` when it was just read (else read here)."""
+    if shape is None:
+        shape = _option_shape(name, fn)
+    return _made_option(
         name,
         "function",
         shape.description if description is None else description,
         shape.fields,
         shape.hidden,
-        handler=fn,
-        positional=shape.positional,
-        validator=shape.validator,
+        fn,
+        None,
+        shape.positional,
+        shape.validator,
     )
+
+
+def _option_shape(name: str, fn: Callable[..., Any]) -> _FunctionShape:
+    try:
+        return _function_shape(fn)
+    except _UnsupportedParameter as exc:
+        raise TypeError(_unsupported_message(name, exc)) from None
 
 
 def _unsupported_message(option: str, exc: _UnsupportedParameter) -> str:
@@ -347,9 +395,10 @@ class _SameShape:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _free_parts(reading: Reading) -> dict[Role, object]:
+def _free_parts(reading: Reading, shape: _FunctionShape | None) -> dict[Role, object]:
     """The markers of the loose snapshot, by the role of the part each stands for: a value, a
-    description, a plain function (whose shape is kept by code)."""
+    description, a plain function (whose shape is kept by code: ``shape``, when the menu was
+    just built from it, else the one kept for its code)."""
     form = reading.form
     free: dict[Role, object] = {}
     if form.value_rule is not None:
@@ -358,7 +407,8 @@ def _free_parts(reading: Reading) -> dict[Role, object]:
         free["description"] = _ANY_TEXT
     fn = reading.function
     if type(fn) is _FunctionType and not fn.__dict__:
-        shape = known_shape(fn)
+        if shape is None:
+            shape = known_shape(fn)
         if shape is not None:
             free["function"] = _SameShape(fn, shape)
     return free
@@ -546,10 +596,19 @@ def _snapshot(
     )
 
 
-def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> None:
-    """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`)."""
+def _remember(
+    key: Any,
+    options: Any,
+    menu: Menu,
+    readings: list[Reading],
+    shapes: list[_FunctionShape | None] | None,
+) -> None:
+    """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`);
+    ``shapes``: the function shapes the menu was just built from, by entry (``None``: not at
+    hand, looked up by code)."""
     by_key = key[0] == "dict"
-    free = [_free_parts(r) for r in readings]
+    shapes = shapes or [None] * len(readings)
+    free = [_free_parts(r, s) for r, s in zip(readings, shapes, strict=True)]
     places = tuple(
         (
             index,
@@ -561,7 +620,12 @@ def _remember(key: Any, options: Any, menu: Menu, readings: list[Reading]) -> No
         for role in markers
     )
     try:
-        exact = _snapshot(key, options, readings)
+        # A function's exact copy is the one its loose marker holds (made once, not twice).
+        same: list[dict[Role, object]] = []
+        for markers in free:
+            marker = markers.get("function")
+            same.append({"function": marker.same} if isinstance(marker, _SameShape) else {})
+        exact = _snapshot(key, options, readings, same)
         # The same object may have been changed since in what ``==`` cannot see (the order of
         # its keys, or of a schema's fields): its copy is the ordered snapshot, and the key
         # order is checked with it.
@@ -630,8 +694,8 @@ def normalize_options(options: Any) -> Menu:
                 return rebound
             # Another text: a menu of its own, kept as such if it repeats (as below).
             return _kept(key, options, entries, rebound, None)
-    menu, readings = _normalize(options)
-    return _kept(key, options, entries, menu, readings)
+    menu, readings, shapes = _normalize(options)
+    return _kept(key, options, entries, menu, readings, shapes)
 
 
 def _kept(
@@ -640,6 +704,7 @@ def _kept(
     entries: list[_Entry] | None,
     menu: Menu,
     readings: list[Reading] | None,
+    shapes: list[_FunctionShape | None] | None = None,
 ) -> Menu:
     """``menu``, made for ``options`` and not found under ``key``, remembered unless menus
     under that key keep differing on every call."""
@@ -655,7 +720,9 @@ def _kept(
         if len(_misses) >= _MENU_CACHE_KEYS:
             _misses.pop(next(iter(_misses)))
         _misses[key] = 1
-    _remember(key, options, menu, list(read_entries(options)) if readings is None else readings)
+    if readings is None:
+        readings, shapes = list(read_entries(options)), None
+    _remember(key, options, menu, readings, shapes)
     return menu
 
 
@@ -670,13 +737,22 @@ def clear_caches() -> None:
     clear_shape_caches()
 
 
-def _normalize(options: Any) -> tuple[Menu, list[Reading]]:
-    """The menu ``options`` make, with the readings of their entries it was built from."""
+def _normalize(options: Any) -> tuple[Menu, list[Reading], list[_FunctionShape | None]]:
+    """The menu ``options`` make, with the readings of their entries it was built from and, by
+    entry, the function shape its option was built from (``None`` for other options)."""
     readings: list[Reading] = []
+    shapes: list[_FunctionShape | None] = []
     opts: list[Option] = []
     for reading in read_entries(options):  # each entry built as it is read: its error first
         readings.append(reading)
-        opts.append(_option(reading))
+        fn = reading.function
+        if fn is not None and reading.form.kind == "function":
+            shape = _option_shape(reading.name, fn)
+            shapes.append(shape)
+            opts.append(_function_option(reading.name, fn, reading.description, shape))
+        else:
+            shapes.append(None)
+            opts.append(_option(reading))
     if not opts:
         raise ValueError("options must offer at least one option, got none")
     by_name: dict[str, Option] = {}
@@ -694,7 +770,7 @@ def _normalize(options: Any) -> tuple[Menu, list[Reading]]:
     async_options = tuple(o.name for o in opts if o.handler is not None and _is_async(o.handler))
     needs_context = any(f.source == "context" for o in opts for f in o.hidden)
     menu = Menu(tuple(opts), by_name, tuple(by_name), text, async_options, needs_context)
-    return menu, readings
+    return menu, readings, shapes
 
 
 def _is_async(handler: Callable[..., Any]) -> bool:
@@ -726,19 +802,64 @@ def render_menu(options: list[Option] | tuple[Option, ...]) -> str:
     return "".join([_render_block(opt) for opt in options])[:-1]
 
 
+def _frame(opt: Option) -> tuple[str, str]:
+    """The signature line of ``opt``'s block, and its field and ``Call:`` lines."""
+    frame = _plain_frame(opt)
+    return _general_frame(opt) if frame is None else frame
+
+
+def _general_frame(opt: Option) -> tuple[str, str]:
+    head = f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"
+    lines = [_field_line(f) for f in opt.fields]
+    call: dict[str, Any] = {"call": opt.name}
+    if opt.fields:
+        call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
+    lines.append(f"    Call: {call_example(call)}")
+    return head, "\n".join(lines) + "\n\n"
+
+
+_PLAIN_SHOWN = {str: '"<str>"', int: "<int>", float: "<float>", bool: "<bool>"}
+"""What the ``Call:`` example shows for a plain field of each class (its placeholder, as
+:func:`call_example` writes it)."""
+
+
+def _plain_frame(opt: Option) -> tuple[str, str] | None:
+    """:func:`_frame` of an option whose name and field names are identifiers (JSON writes
+    each as itself in quotes: no character of an identifier is escaped) and whose fields are
+    plain ``str``, ``int``, ``float`` or ``bool``, written in one pass; ``None`` for any
+    other."""
+    name = opt.name
+    if type(name) is not str or not name.isidentifier():
+        return None
+    signature: list[str] = []
+    lines: list[str] = []
+    args: list[str] = []
+    for f in opt.fields:
+        spec = f.type
+        if type(spec) is not ScalarSpec:
+            return None
+        shown = _PLAIN_SHOWN.get(spec.pytype)
+        field = f.name
+        if shown is None or type(field) is not str or not field.isidentifier():
+            return None
+        signature.append(f"{field}: {spec.label}")
+        lines.append(f"    {field}: {f.description}" if f.description else f"    {field}")
+        args.append(f'"{field}": {shown}')
+    if args:
+        example = f'{{"call": "{name}", "args": {{{", ".join(args)}}}}}'
+    else:
+        example = f'{{"call": "{name}"}}'
+    lines.append(f"    Call: {example}")
+    return f"{name}({', '.join(signature)})", "\n".join(lines) + "\n\n"
+
+
 def _render_block(opt: Option) -> str:
     # The signature line, and the field and Call: lines, are kept by name and fields: a
     # description that changes per call is all that is written anew.
     key = (opt.name, opt.fields)
     frame = _frame_cache.get(key)
     if frame is None:
-        head = f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"
-        lines = [_field_line(f) for f in opt.fields]
-        call: dict[str, Any] = {"call": opt.name}
-        if opt.fields:
-            call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
-        lines.append(f"    Call: {call_example(call)}")
-        frame = (head, "\n".join(lines) + "\n\n")
+        frame = _frame(opt)
         if len(_frame_cache) >= _FRAME_CACHE_MAX:
             _frame_cache.pop(next(iter(_frame_cache)))
         _frame_cache[key] = frame

@@ -113,6 +113,10 @@ def _compiles(spec: TypeSpec) -> bool:
     return False
 
 
+_PLAIN_TYPES: frozenset[type] = frozenset({str, int, float, bool})
+_EXACT_FLOAT = 2**53  # an int up to this size is exactly the float it converts to
+
+
 class ArgsValidator:
     """The compiled check of one option's arguments: one pydantic-core validator per option.
 
@@ -128,15 +132,53 @@ class ArgsValidator:
     def __init__(self, fields: tuple[FieldSpec, ...], *, all_required: bool) -> None:
         self.fields = fields
         self.all_required = all_required
-        self.native = all(f.type.native for f in fields)
+        native = True
+        compiles = True
+        by_name: dict[str, FieldSpec] = {}
+        plain: list[tuple[str, type, bool]] | None = []
+        for f in fields:  # one pass: made on every first sight of an option
+            name, spec = f.name, f.type
+            by_name[name] = f
+            native = native and spec.native
+            if type(spec) is ScalarSpec:
+                pytype = spec.pytype
+                if plain is not None and pytype in _PLAIN_TYPES:
+                    plain.append((name, pytype, all_required or f.required))
+                else:
+                    plain = None
+                if compiles and pytype not in _ALWAYS_COMPILES:
+                    compiles = False
+            else:
+                plain = None
+                compiles = compiles and _compiles(spec)
+            if compiles and (type(name) is not str or not name.isidentifier()):
+                compiles = False
+        self.native = native
         """Whether a pick parsed from JSON is validated as it is (else through JSON text)."""
-        self.by_name = {f.name: f for f in fields}
-        if not all(
-            type(f.name) is str and f.name.isidentifier() and _compiles(f.type) for f in fields
-        ):
+        self.by_name = by_name
+        self._plain = None if plain is None else tuple(plain)
+        """Each field's name, class and whether it must be sent, when every field is a plain
+        ``str``, ``int``, ``float`` or ``bool`` (see :meth:`_checked_plainly`)."""
+        if not compiles:
             # A type outside the known-safe set: compiled now, so that one pydantic-core
             # refuses is refused when the menu is built, before any model call.
             self._compiled  # noqa: B018
+
+    @classmethod
+    def of_plain(
+        cls, fields: tuple[FieldSpec, ...], plain: tuple[tuple[str, type, bool], ...]
+    ) -> ArgsValidator:
+        """``ArgsValidator(fields, all_required=False)`` of fields named by identifiers whose
+        every type is a plain ``str``, ``int``, ``float`` or ``bool``, made at once from
+        ``plain``, each field's name, class and whether it must be sent (what ``__init__``
+        reads off them; a function's first sight makes one)."""
+        made = object.__new__(cls)
+        made.fields = fields
+        made.all_required = False
+        made.native = True
+        made.by_name = {f.name: f for f in fields}
+        made._plain = plain
+        return made
 
     # The schema and the compiled validator: built on the option's first pick when every field
     # has a type pydantic-core always compiles (see :func:`_compiles`), else in ``__init__``.
@@ -168,9 +210,32 @@ class ArgsValidator:
     @functools.cached_property
     def validate_parsed(self) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """:meth:`validate` of arguments parsed from reply text (the hot path)."""
+        if self._plain is not None:
+            return self._checked_plainly
         if self.native:
             return functools.partial(self._python, strict=True)  # in C: no Python frame per pick
         return functools.partial(self.validate, from_json=True)
+
+    def _checked_plainly(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What pydantic-core's strict check of plain fields returns (the fields sent, in the
+        fields' order, a float field's ``int`` as a ``float``), told without compiling it for
+        a value of exactly the field's class; anything else (a missing field, another class, a
+        subclass, a huge ``int``) goes to pydantic-core, which converts or raises its error."""
+        out: dict[str, Any] = {}
+        for name, pytype, required in self._plain or ():
+            if name in args:
+                value = args[name]
+                kind = type(value)
+                if kind is pytype:
+                    out[name] = value
+                    continue
+                if pytype is float and kind is int and -_EXACT_FLOAT <= value <= _EXACT_FLOAT:
+                    out[name] = float(value)
+                    continue
+            elif not required:
+                continue
+            return self._python(args, strict=True)  # type: ignore[no-any-return]
+        return out
 
     # What tells a value copied from the menu's ``Call:`` example: read on a pick's first
     # check, so that an option never picked never pays for it.
@@ -178,11 +243,9 @@ class ArgsValidator:
     @functools.cached_property
     def _texts(self) -> frozenset[str]:
         """The menu's string placeholders of these fields (``<str>``, ``<date yyyy-mm-dd>``)."""
-        placeholders: set[str] = {"<str>"}
-        for f in self.fields:
-            if f.type.choices is None:
-                _string_placeholders(f.type.placeholder(), placeholders)
-        return frozenset(p for p in placeholders if p.startswith("<"))
+        if self._plain is not None:
+            return _PLAIN_TEXTS  # a plain field's placeholder is "<str>" or a slot
+        return _placeholder_texts(self.fields)
 
     @functools.cached_property
     def placeholders(self) -> frozenset[str]:
@@ -236,6 +299,8 @@ class ArgsValidator:
         Raises:
             pydantic.ValidationError: The arguments do not fit (see :func:`explain`).
         """
+        if self._plain is not None:
+            return self._checked_plainly(args if type(args) is dict else dict(args))
         if self.native:
             return self._python(args, strict=True)  # type: ignore[no-any-return]
         if not from_json:
@@ -283,6 +348,18 @@ class ArgsValidator:
             f"Field '{path}' is {shown}, which holds the placeholder {json_dumps(inside)} "
             "copied from the Call: example; send a real value instead"
         )
+
+
+_PLAIN_TEXTS = frozenset({"<str>"})
+
+
+def _placeholder_texts(fields: tuple[FieldSpec, ...]) -> frozenset[str]:
+    """The string placeholders of ``fields`` in the menu's ``Call:`` examples, and ``<str>``."""
+    placeholders: set[str] = {"<str>"}
+    for f in fields:
+        if f.type.choices is None:
+            _string_placeholders(f.type.placeholder(), placeholders)
+    return frozenset(p for p in placeholders if p.startswith("<"))
 
 
 def _hoisted(schema: Any, defs: dict[str, Any]) -> Any:

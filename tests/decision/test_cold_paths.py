@@ -302,3 +302,142 @@ def test_a_scalar_s_schema_and_placeholder_are_what_their_builders_make(pytype: 
     assert placeholder == SCALAR_PLACEHOLDERS[pytype]
     if isinstance(placeholder, list | dict):
         assert placeholder is not spec.placeholder()  # a new container for each caller
+
+
+class _Text(str):
+    pass
+
+
+PLAIN_ARGUMENTS = [
+    {"amount": 2.5, "reason": "late"},
+    {"reason": "late", "amount": 2, "count": 3, "urgent": True},
+    {"amount": 2**53, "reason": "x"},
+    {"amount": 2**53 + 1, "reason": "x"},
+    {"amount": -(2**60), "reason": "x"},
+    {"amount": 10**400, "reason": "x"},
+    {"amount": float("inf"), "reason": "x"},
+    {"amount": True, "reason": "x"},
+    {"amount": "2.5", "reason": "x"},
+    {"amount": None, "reason": "x"},
+    {"amount": 2.5},
+    {"reason": "x"},
+    {"amount": 2.5, "reason": _Text("x")},
+    {"amount": 2.5, "reason": "x", "count": 10**30},
+    {"amount": 2.5, "reason": "x", "count": 1.0},
+    {"amount": 2.5, "reason": "x", "count": False},
+    {"amount": 2.5, "reason": "x", "urgent": 1},
+    {"amount": 2.5, "reason": "x", "other": object()},
+    {},
+]
+
+
+@pytest.mark.parametrize("all_required", [False, True])
+@pytest.mark.parametrize("args", PLAIN_ARGUMENTS, ids=range(len(PLAIN_ARGUMENTS)))
+def test_plain_fields_are_checked_as_pydantic_checks_them(args: Any, all_required: bool) -> None:
+    import pydantic
+
+    fields = (
+        FieldSpec("amount", ScalarSpec(float)),
+        FieldSpec("reason", ScalarSpec(str)),
+        FieldSpec("count", ScalarSpec(int), required=False),
+        FieldSpec("urgent", ScalarSpec(bool), required=False),
+    )
+    checked = ArgsValidator(fields, all_required=all_required)
+    assert checked._plain is not None  # the check told without pydantic-core
+    compiled = ArgsValidator(fields, all_required=all_required)._compiled
+    try:
+        expected = compiled.validate_python(args, strict=True)
+    except pydantic.ValidationError as exc:
+        refused = exc.errors()
+    else:
+        refused = None
+    if refused is not None:
+        with pytest.raises(pydantic.ValidationError) as raised:
+            checked.validate_parsed(args)
+        assert raised.value.errors() == refused  # pydantic's own error
+        with pytest.raises(pydantic.ValidationError):
+            checked.validate(args, from_json=False)
+        return
+    for got in (checked.validate_parsed(args), checked.validate(args, from_json=False)):
+        assert got == expected
+        assert list(got) == list(expected)  # the fields' order
+        assert [type(v) for v in got.values()] == [type(v) for v in expected.values()]
+
+
+def _plain_options() -> list[Any]:
+    """Options of every plain shape the one-pass frame writes, and some it leaves alone."""
+
+    def act(amount: float, reason: str, count: int = 2, urgent: bool = False) -> str:
+        """Act.
+
+        Args:
+            amount: How much, in "euros" \\ cents.
+            reason: Why.
+        """
+        return reason
+
+    def nothing() -> str:
+        return "x"
+
+    def ünïcode(naïve: str) -> str:
+        return naïve
+
+    def mixed(items: list[int], note: str) -> str:
+        return note
+
+    options = {
+        "act": act,
+        "nothing": nothing,
+        "ünïcode": ünïcode,
+        "mixed": mixed,
+        "not an identifier": act,
+        "plan": (
+            "A plan.",
+            {"title": str, "pages": int, "ratio": float, "done": bool, "note": "A note."},
+        ),
+        "tags": ("Tags.", {"tags": [str], "mode": {"type": str, "options": ["a", "b"]}}),
+        "odd-field": ("Odd.", {"my-field": str}),
+        "close": ("CLOSED", "Close it."),
+    }
+    return list(normalize_options(options).options)
+
+
+def test_a_plain_block_is_written_as_the_general_way_writes_it() -> None:
+    written = 0
+    for option in _plain_options():
+        plain = _options._plain_frame(option)
+        if plain is not None:
+            written += 1
+            assert plain == _options._general_frame(option), option.name
+    assert written == 5  # act, nothing, ünïcode, plan, close
+
+
+def test_an_option_made_at_once_is_the_option_its_init_makes() -> None:
+    import dataclasses
+
+    values = ("act", "function", "Act.", (), (), refund, None, ("amount",), None)
+    made = _options._made_option(*values)  # type: ignore[arg-type]
+    built = _options.Option(*values)  # type: ignore[arg-type]
+    # Every dataclass field, in order: a field added to Option must be set by _made_option().
+    assert [f.name for f in dataclasses.fields(_options.Option)] == list(_options.Option.__slots__)
+    for f in dataclasses.fields(_options.Option):
+        assert getattr(made, f.name) is getattr(built, f.name)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "other"  # type: ignore[misc]
+
+
+def test_a_plain_validator_made_at_once_is_the_one_its_init_makes() -> None:
+    from pytest_opdecide._nextstep._validation import _placeholder_texts
+
+    shape = _function_shapes._introspect(_future_types.scalars)
+    made = shape.validator
+    assert made is not None
+    assert made._plain is not None
+    built = ArgsValidator(shape.fields, all_required=False)
+    assert vars(made) == vars(built)
+    assert made._texts == _placeholder_texts(made.fields)  # the plain shortcut
+    assert (made.placeholders, made.bare_placeholders, made.copy_marks) == (
+        built.placeholders,
+        built.bare_placeholders,
+        built.copy_marks,
+    )
