@@ -75,7 +75,8 @@ def pytest_opdecide_scrub_interaction(
     Args:
         interaction: ``{"request": {...}, "response": {...}}`` as it will be stored in the
             cassette (method, uri, headers, body; status, headers, body). Bodies come in their
-            stored form: JSON under ``body["json"]``, event streams under ``body["events"]``,
+            stored form: JSON under ``body["json"]``, event streams under ``body["events"]``
+            (also a long one that the file stores as one ``event_stream`` block),
             other text as a string. A changed request body must still match what the code
             sends on replay (or name the changed paths in the ``volatile`` setting).
         settings: The resolved settings of the recording test.

@@ -11,7 +11,8 @@ and the fix (:class:`~._yaml_loader.Refused`):
   ``headers``) and a ``response`` (``status`` with an integer ``code`` from 100 to 599 and an
   optional text ``message``, optional ``headers``, and ``body`` with its ``string``);
 * a body is text, bytes (``!!binary``), nothing, JSON data under ``json`` (JSON values only:
-  no dates, no bytes) or an event stream under ``events`` (each event ``data`` or ``raw``);
+  no dates, no bytes) or an event stream under ``events`` (each event ``data`` or ``raw``) or
+  under ``event_stream`` (its text);
 * a header's value is text, or a list of texts;
 * a response whose headers name a ``Content-Encoding`` holds a body in that encoding: gzip and
   deflate (what replay's HTTP clients decode), and decoding it stays within the loader's bound
@@ -127,6 +128,7 @@ class _Checker:
             not in (
                 "json",
                 "events",
+                "event_stream",
             )
         ):
             raise self.refuse(
@@ -138,6 +140,9 @@ class _Checker:
             )
         if "json" in value:
             self.json([*path, "json"], value["json"], what)
+            return
+        if "event_stream" in value:
+            self.text_value(value["event_stream"], [*path, "event_stream"], f"the stream of {what}")
             return
         events = value["events"]
         if not isinstance(events, list):

@@ -4,7 +4,9 @@ A cassette file is YAML that a person can read and review in a diff:
 
 * JSON bodies are stored as data under ``json:`` (compact again when replayed);
 * server-sent event streams are stored event by event under ``events:`` (JSON data as data,
-  anything else as the text the server sent), and replayed as the same bytes;
+  anything else as the text the server sent), and replayed as the same bytes; a stream of more
+  than :data:`STREAM_BLOCK_EVENTS` events is stored as one literal block under
+  ``event_stream:``, its text as sent, when a literal block holds that text exactly;
 * text with line breaks (prompts) is written as literal blocks;
 * headers with one value are written as ``name: value``.
 
@@ -30,6 +32,7 @@ from pytest_opdecide._cassettes._shape import check_encodings, check_layout
 from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, Refused, load_yaml
 
 __all__ = [
+    "STREAM_BLOCK_EVENTS",
     "ReadableYaml",
     "Refused",
     "body_text",
@@ -243,19 +246,56 @@ def render_events(events: list[Any]) -> str:
     return "".join(out)
 
 
+STREAM_BLOCK_EVENTS = 1_000
+"""An event stream of more than this many events is written as one literal block
+(``event_stream:``) rather than event by event: parsing and writing each event of a long reply
+costs some fifty times what writing its text does, and a reviewer reads its text as well."""
+
+_UNHELD = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]| \n")
+"""What a literal block cannot hold as it is (libyaml would quote the text instead): tabs, CR
+and other control characters, U+0085, U+2028, U+2029, the BOM, characters past U+FFFF, and a
+space that ends a line."""
+
+
+def _event_block_holds(text: str) -> bool:
+    """Whether ``text`` is an event stream of more than :data:`STREAM_BLOCK_EVENTS` events that
+    a literal block holds byte for byte: its first line neither empty nor starting with a
+    space, every line of its events an SSE field (what :func:`parse_events` reads), nothing in
+    it that :data:`_UNHELD` names."""
+    if text.count("\n\n") <= STREAM_BLOCK_EVENTS or text[:1] in ("", " ", "\n"):
+        return False
+    if "\n\n\n" in text or _UNHELD.search(text) is not None:
+        return False
+    return _NOT_A_FIELD.search(text) is None
+
+
+_NOT_A_FIELD = re.compile("(?:^|\n)(?!data:|event:|id:|:|retry:|\n|$)")
+"""A line that is no SSE field (nor the blank line between events)."""
+
+
 def readable_body(
-    body: Any, headers: Mapping[str, Any], streams: dict[str, list[Any]] | None = None
+    body: Any,
+    headers: Mapping[str, Any],
+    streams: dict[str, list[Any]] | None = None,
+    *,
+    blocks: bool = False,
 ) -> Any:
     """A raw body as the cassette stores it: ``{"events": [...]}`` for an event stream,
     ``{"json": data}`` for JSON, else the text (or the bytes, when they are not text).
 
     ``streams``: the events of stream texts already parsed (:func:`parse_events` of each);
-    this body's are taken from it (``pop``) rather than parsed again."""
+    this body's are taken from it (``pop``) rather than parsed again. ``blocks``: a long
+    stream that a literal block holds is ``{"event_stream": text}`` (how the file is written;
+    scrub hooks get the events)."""
     text = body_text(body)
     if text is None:
         return body
     kind = header(headers, "content-type")
     if "event-stream" in kind:
+        if blocks and _event_block_holds(text):
+            if streams:
+                streams.pop(text, None)
+            return {"event_stream": text}
         events = streams.pop(text, None) if streams else None
         if events is None:
             events = parse_events(text)
@@ -284,6 +324,8 @@ def raw_body(body: Any) -> Any:
             return _compact_json(body["json"])
         if "events" in body:
             return render_events(body["events"])
+        if "event_stream" in body:
+            return body["event_stream"]
     return body
 
 
@@ -394,10 +436,14 @@ class ReadableYaml:
             for part in (req, resp):
                 if isinstance(part.get("headers"), dict):
                     part["headers"] = _folded(part["headers"])
-            req["body"] = readable_body(req.get("body"), req.get("headers", {}), streams)
+            req["body"] = readable_body(
+                req.get("body"), req.get("headers", {}), streams, blocks=True
+            )
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
-                body["string"] = readable_body(body["string"], resp.get("headers", {}), streams)
+                body["string"] = readable_body(
+                    body["string"], resp.get("headers", {}), streams, blocks=True
+                )
         replaced = _share_repeats(out.get("interactions", []))
         text = dump_yaml(out)
         if "&id" in text:
