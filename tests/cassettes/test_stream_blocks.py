@@ -101,8 +101,10 @@ def test_the_block_form_is_read_as_the_layout_allows(tmp_path: Path) -> None:
 
 
 _LINE = st.text(
-    alphabet=st.characters(
-        codec="utf-8", min_codepoint=0x20, max_codepoint=0xFFFD, exclude_characters="\ufeff"
+    # Text UTF-8 can carry, without a BOM (filtered: the oldest Hypothesis we support has
+    # neither `codec=` nor `exclude_characters=`).
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFFFD).filter(
+        lambda c: not 0xD800 <= ord(c) <= 0xDFFF and c != "\ufeff"
     ),
     min_size=1,
 ).map(lambda line: line.rstrip(" ") or "x")
