@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,12 @@ from hypothesis import strategies as st
 
 from pytest_opdecide._cassettes._file import read_interactions, write_cassette
 from pytest_opdecide._cassettes._scrub import Scrubber
-from pytest_opdecide._cassettes._yaml_format import STREAM_BLOCK_EVENTS, ReadableYaml
+from pytest_opdecide._cassettes._yaml_format import (
+    STREAM_BLOCK_EVENTS,
+    ReadableYaml,
+    _held_as_is,
+    _lines_are_fields,
+)
 from pytest_opdecide._http._secrets import Secrets
 
 
@@ -141,3 +147,41 @@ def test_a_scrub_hook_gets_a_long_stream_event_by_event(tmp_path: Path) -> None:
     assert "event_stream: |+\n" in written
     (replayed,) = read_interactions(path)
     assert replayed.content.startswith(b'data: {"choices": [{"delta": {"content": "changed"}}]}')
+
+
+# The checks of _event_block_holds, written as the patterns they replace: the fast checks must
+# say what these say on any text.
+_UNHELD_PATTERN = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]| \n")
+_NOT_A_FIELD_PATTERN = re.compile("(?:^|\n)(?!data:|event:|id:|:|retry:|\n|$)")
+_LINE_PIECES = st.sampled_from(
+    [
+        "data:",
+        "event:",
+        "id:",
+        ":",
+        "retry:",
+        "\n",
+        "\n\n",
+        " ",
+        "x",
+        "é",
+        "\t",
+        "\r",
+        "\u2028",
+        "\ufeff",
+        "\U0001f600",
+        "da",
+        "ta:",
+        "\x85",
+        "~",
+        "\x7f",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINE_PIECES, max_size=30).map("".join))
+def test_the_fast_checks_agree_with_the_patterns(text: str) -> None:
+    assert _held_as_is(text) == (_UNHELD_PATTERN.search(text) is None)
+    if "\n\n\n" not in text and text[:1] not in ("", " ", "\n"):
+        assert _lines_are_fields(text) == (_NOT_A_FIELD_PATTERN.search(text) is None)
