@@ -203,6 +203,11 @@ def _holds_lone_surrogates(text: str, data: Any) -> bool:
     return False
 
 
+_FIELDS = ("data:", "event:", "id:", ":", "retry:")
+"""The SSE fields a line of an event may start with: what :func:`parse_events` reads, and what
+every line of a stream stored as one block starts with (:func:`_lines_are_fields`)."""
+
+
 def parse_events(text: str) -> list[Any] | None:
     """A server-sent event stream's events: ``{"data": ...}`` for a one-line ``data:`` event
     (objects and arrays parsed), ``{"raw": text}`` for any other; ``None`` when the text is not
@@ -214,7 +219,7 @@ def parse_events(text: str) -> list[Any] | None:
         if not block.strip():
             continue
         lines = block.split("\n")
-        if not all(line.startswith(("data:", "event:", "id:", ":", "retry:")) for line in lines):
+        if not all(line.startswith(_FIELDS) for line in lines):
             return None
         if len(lines) == 1 and lines[0].startswith("data:"):
             data = lines[0][5:]
@@ -257,8 +262,6 @@ and other control characters, U+0085, U+2028, U+2029, the BOM, characters past U
 looked for apart, a space that ends a line)."""
 _HELD_ASCII = bytes(range(0x20, 0x7F)) + b"\n"
 """The ASCII a literal block holds as it is: an ASCII text is checked by deleting these."""
-_FIELDS = ("data:", "event:", "id:", ":", "retry:")
-"""The SSE fields a line of an event may start with (what :func:`parse_events` reads)."""
 
 
 def _held_as_is(text: str) -> bool:
