@@ -38,18 +38,38 @@ seen by the ``menu_snapshot`` fixture (``opdecide_config`` may change the direct
 """
 _SEP = "\0"
 _state_key = pytest.StashKey[dict[str, set[str]]]()
-_ref_key = pytest.StashKey[str]()
-"""A collected test's ``module<NUL>test key``, kept for when it passes."""
+_pending_key = pytest.StashKey[tuple[list[pytest.Item], list[pytest.Item]]]()
+"""The tests collected and those that passed, as items: turned into ``modules``, ``tests`` and
+``passed`` only when the record is read (:func:`_state`). A run with no snapshot then pays a
+list append per passing test, not a string made for every test."""
 
 
 def start(config: pytest.Config) -> None:
     """Start the run's record (from ``pytest_configure``)."""
     state: dict[str, set[str]] = {key: set() for key in _SNAPSHOT_STATE}
     config.stash[_state_key] = state
+    config.stash[_pending_key] = ([], [])
 
 
 def _state(config: pytest.Config) -> dict[str, set[str]]:
-    return config.stash[_state_key]
+    """The run's record, with the tests noted since it was last read added to it."""
+    state = config.stash[_state_key]
+    collected, passed = config.stash[_pending_key]
+    if collected:
+        _modules(config)
+        state["tests"].update(_test_ref(item) for item in collected)
+        collected.clear()
+    if passed:
+        state["passed"].update(_test_ref(item) for item in passed)
+        passed.clear()
+    return state
+
+
+def _modules(config: pytest.Config) -> set[str]:
+    """The modules of the run's selected tests (without the record's other strings)."""
+    modules = config.stash[_state_key]["modules"]
+    modules.update(str(path) for path in {item.path for item in config.stash[_pending_key][0]})
+    return modules
 
 
 def test_key(item: Any) -> str:
@@ -65,13 +85,7 @@ def _test_ref(item: Any) -> str:
 
 def note_collected(session: pytest.Session) -> None:
     """Record the run's selected tests and their modules (``pytest_collection_finish``)."""
-    state = _state(session.config)
-    modules, tests = state["modules"], state["tests"]
-    for item in session.items:
-        module = str(item.path)
-        modules.add(module)
-        ref = item.stash[_ref_key] = f"{module}{_SEP}{test_key(item)}"
-        tests.add(ref)
+    session.config.stash[_pending_key][0].extend(session.items)
 
 
 def note_deselected(items: list[pytest.Item]) -> None:
@@ -82,8 +96,7 @@ def note_deselected(items: list[pytest.Item]) -> None:
 
 def note_passed(item: pytest.Item) -> None:
     """Record a test whose body passed (from ``pytest_runtest_makereport``)."""
-    ref = item.stash.get(_ref_key, None)
-    _state(item.config)["passed"].add(ref if ref is not None else _test_ref(item))
+    item.config.stash[_pending_key][1].append(item)
 
 
 def note_used(config: pytest.Config, snapshot: MenuSnapshot) -> None:
@@ -106,19 +119,20 @@ def _unused_snapshots(config: pytest.Config, default_dir: str) -> list[str]:
     belongs to no test of its module (a test renamed or removed), when the whole module was
     collected. Files of tests that were deselected, skipped, failed or not reached are kept.
     """
-    state = _state(config)
-    folders: dict[str, set[str]] = {module: {default_dir} for module in state["modules"]}
-    for ref in state["folders"]:
+    modules = _modules(config)
+    folders: dict[str, set[str]] = {module: {default_dir} for module in modules}
+    for ref in config.stash[_state_key]["folders"]:
         module, _, folder = ref.partition(_SEP)
         folders.setdefault(module, set()).add(folder)
     directories = [
         (module, directory)
-        for module in sorted(state["modules"])
+        for module in sorted(modules)
         for folder in sorted(folders[module])
         if (directory := Path(module).parent / folder / Path(module).stem).is_dir()
     ]
     if not directories:  # the common case: a run with no snapshots has nothing more to do
         return []
+    state = _state(config)
     with_snapshots = {module for module, _ in directories}
     stems: dict[str, set[str]] = {}
     passed: set[tuple[str, str]] = set()
