@@ -144,6 +144,9 @@ def unregister(checker: Checker) -> None:
 def refresh() -> None:
     """Put back any hook that is missing, and hook an HTTP stack imported since (called before
     every test: when nothing changed, it only compares what each hooked attribute holds)."""
+    placed = _placed
+    if placed is not None and placed == _holding():
+        return  # every test's case: read without the lock (a stale read only hooks again)
     with _lock:
         if _placed is None or _placed != _holding():
             _hook()
@@ -376,7 +379,12 @@ hook is in place and no stack was imported since."""
 def _holding() -> tuple[Any, ...]:
     """What the hooked attributes hold now, and which HTTP stacks are loaded (and with which
     transport classes): everything :func:`_wanted` depends on, without building its hooks."""
-    lookups = bool(_held_hosts) or any(lookups for _, lookups in _checkers)
+    lookups = bool(_held_hosts)
+    if not lookups:
+        for _, wanted in _checkers:  # a loop, not any(): this runs before every test
+            if wanted:
+                lookups = True
+                break
     held: list[Any] = [len(_checkers), lookups, socket.socket.connect, socket.socket.connect_ex]
     if lookups:
         held.append(socket.getaddrinfo)

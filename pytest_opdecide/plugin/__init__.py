@@ -44,6 +44,7 @@ from pytest_opdecide.plugin._markers import (
     MARKER,
     command_line,
     marker_kwargs,
+    marks_of,
     remember_sources,
     settings_for,
 )
@@ -61,9 +62,11 @@ covers all of its network traffic, not only the model calls of this project's ru
 
 _marker_error = pytest.StashKey[str]()
 _unmarked_at_start = pytest.StashKey[int]()
-"""For a test whose marker fixture was left out: how many markers of its own it had then."""
+"""For a test without the marker as it started: how many markers of its own it had then."""
 _guard_installed = pytest.StashKey[bool]()
 _allowed_key = pytest.StashKey[AllowedHosts]()
+_run_settings_key = pytest.StashKey[Settings]()
+"""The run's settings (no marker, no fixture): those of every test without a marker."""
 
 
 # --- registration ------------------------------------------------------------------------------
@@ -120,6 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
         run_settings = settings_for(config, {}, {})
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[_run_settings_key] = run_settings
     config.stash[_allowed_key] = AllowedHosts(run_settings.allow_hosts)
     # Installed even when the run's settings turn the guard off: a marker or the
     # opdecide_config fixture may turn it back on for one test (the one precedence).
@@ -176,53 +180,66 @@ def guard_scope(
     return "all" if settings.guard_all or uses_plugin(item, marked) else "model_calls"
 
 
-def _marks(item: pytest.Item) -> tuple[list[pytest.Mark], bool]:
-    """The test's ``opdecide`` marks, closest first, and whether it has ``opdecide_live``: one
-    walk over its markers (this runs for every test of the suite)."""
-    ours: list[pytest.Mark] = []
-    live = False
-    for mark in item.iter_markers():
-        if mark.name == MARKER:
-            ours.append(mark)
-        elif mark.name == LIVE_MARKER:
-            live = True
-    return ours, live
+def _bring_in_marker_fixtures(item: pytest.Item, marker: dict[str, Any]) -> None:
+    """Give a marked test the fixture its marker's data needs (:func:`needed_fixtures`) when
+    it does not request it: set up after the test's fixtures of a wider scope, before those of
+    its own (a fixture of the test that calls an Agent method finds the scripted runtime bound).
 
-
-MARKER_FIXTURE = "_opdecide_marker_fixtures"
-"""The autouse fixture that brings in what a marker's data needs (see its docstring)."""
-
-
-def _drop_marker_fixture(item: pytest.Item) -> None:
-    """Leave the marker fixture out of a test without the ``opdecide`` marker: it would do
-    nothing there, and setting up a fixture is most of what the plugin would cost such a test.
-    The list is replaced, not changed: the parametrized tests of a function share it."""
+    Done as the test starts, for that test alone: the markers are all there by then (those a
+    ``pytest_collection_modifyitems`` hook adds too), and the tests without the marker (most
+    of a suite) carry no fixture of the plugin's, where an autouse fixture would cost every
+    test of the run its share of pytest's fixture work. The list is replaced, not changed: the
+    parametrized tests of a function share it."""
     names = getattr(item, "fixturenames", None)
-    if names is not None and MARKER_FIXTURE in names:
-        item.fixturenames = [name for name in names if name != MARKER_FIXTURE]  # type: ignore[attr-defined]
-        item.stash[_unmarked_at_start] = len(item.own_markers)
+    if names is None:  # not a test function (a doctest, another plugin's item)
+        return
+    needed = needed_fixtures(marker, names)
+    if needed:
+        at = _first_function_scoped(item, names)
+        item.fixturenames = [*names[:at], *needed, *names[at:]]  # type: ignore[attr-defined]
+
+
+def _first_function_scoped(item: pytest.Item, names: list[str]) -> int:
+    """Where the test's function-scoped fixtures begin in ``names`` (pytest orders a test's
+    fixtures from the widest scope down); 0 when the fixture definitions cannot be read."""
+    manager = item.config.pluginmanager.get_plugin("funcmanage")
+    lookup = getattr(manager, "getfixturedefs", None)
+    if lookup is None:
+        return 0
+    for index, name in enumerate(names):
+        try:
+            definitions = lookup(name, item)
+        except (TypeError, AttributeError, ValueError):  # a pytest whose lookup differs
+            return 0
+        if not definitions or getattr(definitions[-1], "scope", "function") == "function":
+            return index
+    return len(names)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     guard.refresh()
+    config = item.config
     scope: Scope
     try:
-        ours, live = _marks(item)
-        if not ours:
-            _drop_marker_fixture(item)
-        marker = marker_kwargs(item, ours)
-        settings = settings_for(item.config, marker, {})
+        ours, live = marks_of(item)
+        if ours:
+            marker = marker_kwargs(item, ours)
+            settings = settings_for(config, marker, {})
+            if mode_of(marker, settings) in ("replay", "record"):
+                _load_cassette_layer()
+            _bring_in_marker_fixtures(item, marker)
+        else:  # most tests: the run's own settings, resolved once at configure
+            item.stash[_unmarked_at_start] = len(item.own_markers)
+            marker, settings = {}, config.stash[_run_settings_key]
         scope = guard_scope(item, marker, settings, (bool(ours), live))
-        if mode_of(marker, settings) in ("replay", "record"):
-            _load_cassette_layer()
     except (SettingError, pytest.UsageError) as exc:
         item.stash[_marker_error] = str(exc)  # pytest_runtest_setup fails the test with it
         scope = "all"
     # Restored afterwards: a test may run a whole pytest session in-process (pytester).
     previous = guard.scope, guard.test_id, guard.allowed
     guard.scope, guard.test_id = scope, item.nodeid
-    guard.allowed = item.config.stash[_allowed_key]
+    guard.allowed = config.stash[_allowed_key]
     hint = set_no_runtime_hint(functools.partial(_no_runtime_in_test, item))
     try:
         return (yield)
@@ -254,26 +271,31 @@ def _no_runtime_in_test(item: pytest.Item) -> str:
     )
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
     error = item.stash.get(_marker_error, None)
     if error is not None:  # also for tests that request none of the plugin's fixtures
         pytest.fail(error, pytrace=False)
-    result = yield
+
+
+def _refuse_late_marker(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Fail the setup of a test that got the ``opdecide`` marker while it was being set up,
+    after :func:`pytest_runtest_protocol` read its markers (and brought in no fixture for
+    them): its data would be ignored. (Checked on the setup's report: one hook less for every
+    test.)"""
     start = item.stash.get(_unmarked_at_start, None)
     if (
         start is not None
         and len(item.own_markers) != start
         and item.get_closest_marker(MARKER) is not None
     ):
-        pytest.fail(
+        report.outcome = "failed"
+        report.longrepr = (
             f"{item.nodeid} got its @pytest.mark.{MARKER} marker while it was being set up "
             "(from a setup hook or a fixture), after the plugin read the test's markers: its "
             "script, answers or cassette would be ignored. Add the marker at collection "
-            "instead (in the test file, or from pytest_collection_modifyitems).",
-            pytrace=False,
+            "instead (in the test file, or from pytest_collection_modifyitems)."
         )
-    return result
 
 
 @pytest.hookimpl(wrapper=True)
@@ -294,6 +316,8 @@ def pytest_runtest_makereport(
         note_call(item, report)
         if report.passed:
             _snapshot_usage.note_passed(item)
+    elif report.when == "setup" and report.passed:
+        _refuse_late_marker(item, report)
     return report
 
 
@@ -306,7 +330,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reason=f"live test: run with --opdecide-live and {LIVE_ENV}=http://127.0.0.1:PORT/v1"
     )
     for item in items:
-        if item.get_closest_marker(LIVE_MARKER) is not None:
+        if marks_of(item)[1]:
             item.add_marker(skip)
 
 
@@ -377,25 +401,6 @@ def needed_fixtures(marker: dict[str, Any], requested: Iterable[str]) -> list[st
     if marker.get("cassette") and not wanted and not names & {"runtime", "decision_provider"}:
         wanted.append("runtime")
     return [name for name in wanted if name not in names]
-
-
-@pytest.fixture(autouse=True)
-def _opdecide_marker_fixtures(request: pytest.FixtureRequest) -> None:
-    """Bring in the fixture a marker's ``script=``, ``answers=`` or ``cassette=True`` needs.
-
-    A test marked ``@pytest.mark.opdecide(script=[...])`` gets its scripted ``runtime`` bound
-    even when it does not ask for the fixture (its code under test reaches the runtime through
-    an Agent method), the same for ``answers=`` and ``decision_provider``, and a cassette test
-    gets its cassette: the marker's data is never ignored.
-    """
-    if request.node.get_closest_marker(MARKER) is None:
-        return
-    try:
-        marker = marker_kwargs(request.node)
-    except pytest.UsageError:
-        return  # pytest_runtest_setup has failed the test with this error already
-    for name in needed_fixtures(marker, request.fixturenames):
-        request.getfixturevalue(name)
 
 
 @pytest.fixture

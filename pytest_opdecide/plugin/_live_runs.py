@@ -348,7 +348,7 @@ class LiveRuns:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         # Most runs repeat nothing: decide that without resolving every test's settings.
         if self._runs_requested < 2 and not any(
-            "runs" in mark.kwargs for mark in metafunc.definition.iter_markers(markers.MARKER)
+            "runs" in mark.kwargs for mark in markers.marks_of(metafunc.definition)[0]
         ):
             return
         resolved = _resolved(metafunc.definition, metafunc.config)

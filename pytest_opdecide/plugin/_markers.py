@@ -24,6 +24,7 @@ __all__ = [
     "MARKER",
     "command_line",
     "marker_kwargs",
+    "marks_of",
     "remember_sources",
     "settings_for",
 ]
@@ -47,6 +48,24 @@ def remember_sources(config: pytest.Config, cli: dict[str, Any], ini: dict[str, 
     config.stash[_cli_key] = {k: v for k, v in cli.items() if v is not None}
     config.stash[_ini_key] = {k: v for k, v in ini.items() if v not in (None, "")}
     config.stash[_resolved_key] = {}
+
+
+def marks_of(node: Any) -> tuple[list[pytest.Mark], bool]:
+    """The node's ``opdecide`` marks, closest first (as ``node.iter_markers(MARKER)`` gives
+    them), and whether it has an ``opdecide_live`` mark: one walk up its ``parent`` chain over
+    each node's ``own_markers``, without the generators of ``iter_markers`` (this runs for every
+    test of the suite, most of which have neither)."""
+    ours: list[pytest.Mark] = []
+    live = False
+    while node is not None:
+        for mark in node.own_markers:
+            name = mark.name
+            if name == MARKER:
+                ours.append(mark)
+            elif name == LIVE_MARKER:
+                live = True
+        node = node.parent
+    return ours, live
 
 
 def command_line(config: pytest.Config) -> dict[str, Any]:

@@ -104,8 +104,9 @@ def test_no_runtime():
 def test_only_the_marked_cases_of_a_parametrized_test_get_the_markers_fixture(
     project: pytest.Pytester,
 ) -> None:
-    """Unmarked tests leave the marker fixture out (it would do nothing there); the cases of
-    one function share their list of fixtures, so a case with the marker must keep it."""
+    """Only a marked test gets the fixture its marker needs (the others carry no fixture of
+    the plugin's); the cases of one function share their list of fixtures, so the case with
+    the marker must not give it to the others."""
     project.makepyfile(
         test_router=AGENT
         + """
@@ -117,12 +118,59 @@ def test_only_the_marked_cases_of_a_parametrized_test_get_the_markers_fixture(
 def test_cases(ticket, request):
     if ticket == "scripted":
         assert Router().route(ticket) == "CLOSED"
-        assert "_opdecide_marker_fixtures" in request.fixturenames
+        assert "runtime" in request.fixturenames
     else:
-        assert "_opdecide_marker_fixtures" not in request.fixturenames
+        assert "runtime" not in request.fixturenames
+    assert not [name for name in request.fixturenames if name.startswith("_opdecide")]
 """
     )
     project.runpytest().assert_outcomes(passed=3)
+
+
+def test_the_fixture_a_marker_brings_in_comes_after_wider_scopes_and_before_the_tests_own(
+    project: pytest.Pytester,
+) -> None:
+    """Where an autouse fixture of the plugin would be set up: after the test's session and
+    module fixtures (a session fixture that starts a server or sets the environment runs
+    first), before its function fixtures (which may call an Agent method)."""
+    project.makeconftest(
+        """
+import pytest
+
+@pytest.fixture(scope="session", autouse=True)
+def server():
+    return "up"
+
+@pytest.fixture(scope="module")
+def catalogue():
+    return ["refund", "close"]
+"""
+    )
+    project.makepyfile(
+        test_router=AGENT
+        + """
+
+@pytest.fixture
+def routed():
+    return Router().route("Thanks!")
+
+
+@pytest.mark.opdecide(script=[pick("close")])
+def test_routes(catalogue, routed):
+    assert routed == "CLOSED"
+"""
+    )
+    result = project.runpytest("--setup-show")
+    result.assert_outcomes(passed=1)
+    # "SETUP    F runtime (fixtures used: opdecide_settings)": the name follows the scope.
+    setups = [line.split()[2] for line in result.stdout.lines if line.split()[:1] == ["SETUP"]]
+    wanted = {"server", "catalogue", "runtime", "routed"}
+    assert [name for name in setups if name in wanted] == [
+        "server",
+        "catalogue",
+        "runtime",
+        "routed",
+    ]
 
 
 def test_a_marker_added_while_the_test_is_set_up_is_refused_not_ignored(
