@@ -173,10 +173,11 @@ def _write(
     data = {"interactions": stored, "version": 1}
     # Our own copies, unless a hook may have handed back objects of its own.
     streams = scrubber.parsed_streams()  # each stream is parsed once, not once per pass
+    documents = scrubber.parsed_documents()  # and each JSON body
     if scrub_hook:
         text = ReadableYaml.serialize(data)
     else:
-        text = ReadableYaml.serialize_owned(data, streams)
+        text = ReadableYaml.serialize_owned(data, streams, documents)
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
         if scrub_hook is None and scrubbed == text:

@@ -461,6 +461,7 @@ class Scrubber:
         """Every value replaced by name so far (replaced by value in the second pass)."""
         self._combined: tuple[int, Secrets] | None = None
         self._streams: dict[str, list[Any]] | None = None
+        self._documents: dict[str, Any] | None = None
 
     @property
     def secrets(self) -> Secrets:
@@ -484,7 +485,7 @@ class Scrubber:
         bytes); each response ``status``, ``headers`` and ``body: {"string": ...}``.
         """
         pairs = list(interactions)
-        self._streams = {}
+        self._streams, self._documents = {}, {}
         for request, response in pairs:
             self.by_name(request, response)
         secrets = self.secrets
@@ -500,6 +501,12 @@ class Scrubber:
         is taken once (``pop``): two equal streams stay two lists, as parsing gives them."""
         streams, self._streams = self._streams or {}, None
         return streams
+
+    def parsed_documents(self) -> dict[str, Any]:
+        """:meth:`parsed_streams` for JSON bodies: the data (``json.loads``) of each JSON body
+        the last :meth:`interactions` read by name and left as it came, by its text."""
+        documents, self._documents = self._documents or {}, None
+        return documents
 
     # -- by name --
 
@@ -570,7 +577,9 @@ class Scrubber:
         if parsed is None:
             return body
         scrubbed = self.json_value(parsed)
-        if scrubbed is parsed:
+        if scrubbed is parsed:  # by name, copy on write: ``parsed`` is as the text says
+            if self._documents is not None:
+                self._documents[text] = parsed
             return body
         out = json.dumps(scrubbed, ensure_ascii=False)
         try:

@@ -305,14 +305,16 @@ def readable_body(
     streams: dict[str, list[Any]] | None = None,
     *,
     blocks: bool = False,
+    documents: dict[str, Any] | None = None,
 ) -> Any:
     """A raw body as the cassette stores it: ``{"events": [...]}`` for an event stream,
     ``{"json": data}`` for JSON, else the text (or the bytes, when they are not text).
 
     ``streams``: the events of stream texts already parsed (:func:`parse_events` of each);
-    this body's are taken from it (``pop``) rather than parsed again. ``blocks``: a long
-    stream that a literal block holds is ``{"event_stream": text}`` (how the file is written;
-    scrub hooks get the events)."""
+    this body's are taken from it (``pop``) rather than parsed again. ``documents``: the same
+    for JSON texts (``json.loads`` of each, unchanged since). ``blocks``: a long stream that a
+    literal block holds is ``{"event_stream": text}`` (how the file is written; scrub hooks get
+    the events)."""
     text = body_text(body)
     if text is None:
         return body
@@ -328,14 +330,18 @@ def readable_body(
         if events is not None:
             return {"events": events}
     if text[:1] in "{[":
-        try:
-            data = json.loads(text)
-        except ValueError:
-            pass
-        else:
-            if not _holds_lone_surrogates(text, data):
-                return {"json": data}
+        data = documents.pop(text, _UNPARSED) if documents else _UNPARSED
+        if data is _UNPARSED:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return text
+        if not _holds_lone_surrogates(text, data):
+            return {"json": data}
     return text
+
+
+_UNPARSED = object()
 
 
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -391,7 +397,8 @@ def _share_repeats(interactions: list[Any]) -> list[tuple[dict[str, Any], str, A
     Returns:
         What was replaced, as ``(object, key, value it held)``: to undo it, put each back.
     """
-    seen: dict[tuple[str, str], Any] = {}
+    seen: dict[tuple[str, Any], list[Any]] = {}
+    texts: dict[int, str | None] = {}
     replaced: list[tuple[dict[str, Any], str, Any]] = []
     for interaction in interactions:
         body = interaction.get("request", {}).get("body")
@@ -401,15 +408,65 @@ def _share_repeats(interactions: list[Any]) -> list[tuple[dict[str, Any], str, A
         for key, value in data.items():
             if not (isinstance(value, dict | list) and value):
                 continue
-            try:
-                shape = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-            except (TypeError, ValueError):
-                continue
-            shared = seen.setdefault((key, shape), value)
-            if shared is not value:
-                replaced.append((data, key, value))
-                data[key] = shared
+            summary = _summary(value)
+            if summary is None:
+                summary = _compact_text(value, texts)
+                if summary is None:
+                    continue
+            earlier = seen.setdefault((key, summary), [])
+            for shared in earlier:  # one, unless two summaries of different values agree
+                text = _compact_text(value, texts)
+                if text is not None and text == _compact_text(shared, texts):
+                    replaced.append((data, key, value))
+                    data[key] = shared
+                    break
+            else:
+                earlier.append(value)
     return replaced
+
+
+_SUMMARY_NODES = 256
+"""Values with more containers and scalars than this are summed up by their JSON text."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _summary(value: Any) -> Any:
+    """A hashable summary of a JSON value, its keys in their order: values that are the same
+    JSON text (what :func:`_share_repeats` shares) have equal summaries. Hashing its strings
+    is many times faster than writing a long prompt as JSON; equal summaries are confirmed by
+    the JSON texts (``True`` and ``1`` sum up alike). ``None`` past :data:`_SUMMARY_NODES`."""
+    budget = [_SUMMARY_NODES]
+
+    def walk(item: Any) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _TooLarge
+        if isinstance(item, dict):
+            return (dict, tuple((name, walk(inner)) for name, inner in item.items()))
+        if isinstance(item, list):
+            return (list, tuple(walk(inner) for inner in item))
+        return item
+
+    try:
+        summary = walk(value)
+        hash(summary)
+    except (_TooLarge, TypeError, RecursionError):
+        return None
+    return summary
+
+
+def _compact_text(value: Any, texts: dict[int, str | None]) -> str | None:
+    """``value`` as compact JSON (``None`` when it is not JSON), written once per object."""
+    key = id(value)
+    if key not in texts:
+        try:
+            texts[key] = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            texts[key] = None
+    return texts[key]
 
 
 def _plain_within(value: Any, depth: int) -> bool:
@@ -451,10 +508,15 @@ class ReadableYaml:
         return ReadableYaml.serialize_owned({key: copy.deepcopy(v) for key, v in data.items()})
 
     @staticmethod
-    def serialize_owned(data: dict[str, Any], streams: dict[str, list[Any]] | None = None) -> str:
+    def serialize_owned(
+        data: dict[str, Any],
+        streams: dict[str, list[Any]] | None = None,
+        documents: dict[str, Any] | None = None,
+    ) -> str:
         """:meth:`serialize` for data the caller owns and will not use again: it is changed as
-        it is written, not copied first (recording writes its own copies). ``streams``: the
-        events of stream texts already parsed (see :func:`readable_body`)."""
+        it is written, not copied first (recording writes its own copies). ``streams`` and
+        ``documents``: the events of stream texts and the data of JSON texts already parsed
+        (see :func:`readable_body`)."""
         out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
         for interaction in out.get("interactions", []):
@@ -463,12 +525,16 @@ class ReadableYaml:
                 if isinstance(part.get("headers"), dict):
                     part["headers"] = _folded(part["headers"])
             req["body"] = readable_body(
-                req.get("body"), req.get("headers", {}), streams, blocks=True
+                req.get("body"), req.get("headers", {}), streams, blocks=True, documents=documents
             )
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
                 body["string"] = readable_body(
-                    body["string"], resp.get("headers", {}), streams, blocks=True
+                    body["string"],
+                    resp.get("headers", {}),
+                    streams,
+                    blocks=True,
+                    documents=documents,
                 )
         replaced = _share_repeats(out.get("interactions", []))
         text = dump_yaml(out)

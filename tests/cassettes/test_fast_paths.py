@@ -242,6 +242,89 @@ def test_a_stream_parsed_once_is_written_as_one_parsed_by_every_pass(tmp_path: P
         assert absent not in once
 
 
+def test_json_bodies_parsed_once_are_written_as_parsed_by_every_pass(tmp_path: Path) -> None:
+    """The data of a JSON body that scrubbing read and left as it came is handed to the
+    writer (not parsed a second time): the file is the one a second parse writes, for bodies
+    left alone and for bodies each pass changes (by name, by value, a machine path)."""
+    bodies = [
+        {"model": "m", "messages": [{"role": "user", "content": "a long prompt"}]},
+        {"model": "m", "api_key": "sk-named-by-its-field", "n": 1},
+        {"model": "m", "note": "sk-proj-abcdefghijklmnopqrstu"},
+        {"model": "m", "file": "/home/ada/notes.txt"},
+        {"model": "m", "messages": [{"role": "user", "content": "a long prompt"}]},
+        [1, {"x": True}],
+    ]
+
+    def pair(body: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        request = {
+            "method": "POST",
+            "uri": "http://x/v1",
+            "headers": {"content-type": ["application/json"]},
+            "body": json.dumps(body).encode(),
+        }
+        response = {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"content-type": ["application/json"]},
+            "body": {"string": json.dumps({"echo": body}).encode()},
+        }
+        return request, response
+
+    pairs = [pair(body) for body in bodies]
+    paths = MachinePaths([("<HOME>", "/home/ada")])
+    write_cassette(tmp_path / "once.yaml", pairs, scrubber=Scrubber(secrets=Secrets(), paths=paths))
+    with mock.patch.object(Scrubber, "parsed_documents", return_value={}):
+        write_cassette(
+            tmp_path / "every.yaml", pairs, scrubber=Scrubber(secrets=Secrets(), paths=paths)
+        )
+    once = (tmp_path / "once.yaml").read_text()
+    assert once == (tmp_path / "every.yaml").read_text()
+    for absent in ("sk-named", "abcdefghijklmnop", "/home/ada"):
+        assert absent not in once
+
+
+def test_the_bodies_left_alone_are_the_ones_handed_on() -> None:
+    scrubber = Scrubber(secrets=Secrets())
+    plain, named = '{"model": "m", "n": 1}', '{"model": "m", "password": "hunter22"}'
+    pairs = [
+        (
+            {"method": "POST", "uri": "http://x/", "headers": {}, "body": body.encode()},
+            {"status": {"code": 200}, "headers": {}, "body": {"string": b"ok"}},
+        )
+        for body in (plain, named)
+    ]
+    scrubber.interactions(pairs)
+    documents = scrubber.parsed_documents()
+    assert documents == {plain: {"model": "m", "n": 1}}
+    assert scrubber.parsed_documents() == {}  # handed on once
+    from pytest_opdecide._cassettes._yaml_format import readable_body
+
+    data = documents[plain]
+    assert readable_body(plain.encode(), {}, documents=documents)["json"] is data
+    assert documents == {}  # taken: a second body of the same text is parsed anew
+
+
+def _shared(bodies: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    from pytest_opdecide._cassettes._yaml_format import _share_repeats
+
+    interactions = [{"request": {"body": {"json": body}}} for body in bodies]
+    return [(key, value) for _, key, value in _share_repeats(interactions)]
+
+
+def test_only_parts_written_as_the_same_json_are_shared() -> None:
+    tools = [{"type": "function", "name": "refund", "strict": True}]
+    assert _shared([{"tools": tools}, {"tools": json.loads(json.dumps(tools))}]) == [
+        ("tools", tools)
+    ]
+    # Summed up alike, written differently: True and 1, 1 and 1.0, keys in another order.
+    assert _shared([{"t": [True]}, {"t": [1]}]) == []
+    assert _shared([{"t": [1]}, {"t": [1.0]}]) == []
+    assert _shared([{"t": {"a": 1, "b": 2}}, {"t": {"b": 2, "a": 1}}]) == []
+    # Past the summary's size, by the JSON text alone.
+    large = {"schema": [{"n": n} for n in range(300)]}
+    assert _shared([dict(large), json.loads(json.dumps(large))]) == [("schema", large["schema"])]
+    assert _shared([dict(large), {"schema": [*large["schema"][:-1], {"n": -1}]}]) == []
+
+
 # What replay cannot send as JSON, mixed into JSON data: the layout check must find every one.
 _not_json = st.sampled_from([b"bytes", {1, 2}, 1.5j, (1, 2), object()])
 _mixed = st.recursive(
