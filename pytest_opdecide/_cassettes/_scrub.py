@@ -434,6 +434,56 @@ def _stream_by_value(
     return text
 
 
+_SPACED_KEY = re.compile(r'"[ \t]+:')
+"""A quote, blanks, a colon: a JSON key written with blanks before its colon."""
+_DONE = "data: [DONE]"
+
+
+def _keys(value: Any, into: set[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            into.add(key)
+            _keys(item, into)
+    elif isinstance(value, list):
+        for item in value:
+            _keys(item, into)
+
+
+def _names_lack_secrets(text: str, fields: frozenset[str]) -> bool:
+    """Whether scrubbing by name finds nothing in the event stream ``text``: no event has a
+    secret-named field, and no text that the events add up to is JSON with one. Proven on the
+    text, without parsing its events (``False``: it may find something).
+
+    The proof takes a stream without a backslash or a CR whose every line is blank, ``data: {``
+    or ``data: [DONE]`` (what OpenAI-compatible servers send). There each string of an event's
+    JSON, keys too, is the text between two quotes of its line (a string holds no quote and no
+    JSON document with a key), and each key ends in ``":`` or in blanks and a colon (looked
+    for). The keys of the first and the last event are read, none may be secret, and every
+    ``":`` of the text must end one of them: then every event's keys are among them. A key of
+    a JSON document that several events add up to (the text of events that are not JSON) is on
+    one line too, since each piece begins with ``{`` or ``[``; one cut between two events would
+    end in a ``":`` whose key holds the newlines between them, and no event's key does. A
+    ``"k":`` is counted once: its opening quote is the last quote before its colon."""
+    if "\\" in text or "\r" in text or "\n\n\n" in text or not text.startswith("data: {"):
+        return False
+    if not text.endswith("\n"):
+        return False
+    followed = text.count("\ndata: {") + text.count("\n" + _DONE) + text.count("\n\n")
+    if followed + 1 != text.count("\n"):  # the last newline ends the text
+        return False
+    last = text.rfind("\ndata: {") + 1
+    keys: set[str] = set()
+    for line in {text[: text.find("\n")], text[last : text.find("\n", last)]}:
+        try:
+            _keys(json.loads(line[6:]), keys)
+        except (ValueError, RecursionError):
+            return False
+    if any(_named_secret(key, fields, False) for key in keys):
+        return False
+    counted = sum(text.count(f'"{key}":') for key in keys)
+    return counted == text.count('":') and _SPACED_KEY.search(text) is None
+
+
 # --- one interaction -----------------------------------------------------------------------
 
 
@@ -600,6 +650,8 @@ class Scrubber:
                 continue
 
     def _stream_by_name(self, body: Any, text: str) -> Any:
+        if _names_lack_secrets(text, self.body_fields):
+            return body
         events = parse_events(text)
         if events is None:
             return body

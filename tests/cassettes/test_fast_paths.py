@@ -351,3 +351,83 @@ def test_the_json_check_without_paths_refuses_what_the_walk_with_paths_refuses(
     else:
         walked_ok = True
     assert _json_fits(value) is walked_ok
+
+
+# --- a stream's names, proven on its text ---------------------------------------------------
+
+_KEY_POOL = ["id", "choices", "delta", "content", "role", "index", "x", "api_key", "apiKey"]
+_KEY_POOL += ["token", "password", "client_secret", "arguments", "logprobs", ""]
+_event_json = st.recursive(
+    st.none() | st.integers() | st.sampled_from(["w0 ", "sk-proj-abcdefghijklmnopq", "{", "[1]"]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEY_POOL), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _streams(draw: st.DrawFn) -> str:
+    """Streams shaped like a server's (``data: {...}`` lines), with what breaks the proof or
+    fools a weak one: secret names, keys with blanks before their colon, JSON cut between
+    events (a key cut in two), other lines."""
+    pieces: list[str] = []
+    for _ in range(draw(st.integers(1, 5))):
+        value = draw(st.dictionaries(st.sampled_from(_KEY_POOL), _event_json, max_size=3))
+        separators = draw(st.sampled_from([(", ", ": "), (",", ":"), (", ", " : ")]))
+        text = json.dumps(value, separators=separators)
+        how = draw(st.sampled_from(["whole", "two events", "two lines"]))
+        if how == "whole" or len(text) < 3:
+            pieces.append(text)
+        elif how == "two events":  # cut in two events, both starting "{"
+            cut = draw(st.integers(1, len(text) - 1))
+            pieces += [text[:cut], "{" + text[cut:]]
+        else:  # one event of two data lines: its data is the JSON with a newline in it
+            cut = draw(st.integers(1, len(text) - 1))
+            pieces.append(f"{text[:cut]}\ndata: {text[cut:]}")
+    if draw(st.booleans()):
+        pieces.append("[DONE]")
+    if draw(st.booleans()):
+        pieces.insert(draw(st.integers(0, len(pieces))), draw(st.sampled_from(["hi", "[1,"])))
+    return "".join(f"data: {piece}\n\n" for piece in pieces)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_streams())
+def test_a_stream_proven_free_of_secret_names_is_one_the_slow_way_leaves_alone(text: str) -> None:
+    """Where the proof says so, reading every event by name (and the texts they add up to)
+    finds nothing: the stream comes back as it was and nothing is remembered."""
+    scrubber = Scrubber(secrets=Secrets())
+    if not _scrub._names_lack_secrets(text, scrubber.body_fields):
+        return
+    with mock.patch.object(_scrub, "_names_lack_secrets", return_value=False):
+        assert scrubber._stream_by_name(text, text) is text
+    assert scrubber.seen == set()
+
+
+def test_the_stream_proof_holds_for_a_servers_reply_and_not_past_what_it_proves() -> None:
+    lack = _scrub._names_lack_secrets
+    fields = frozenset({"api_key"})
+    chunk = '{"id": "c1", "choices": [{"index": 0, "delta": {"content": "w%d "}}]}'
+    reply = "".join(f"data: {chunk % n}\n\n" for n in range(50)) + "data: [DONE]\n\n"
+    assert lack(reply, fields)
+    assert lack(reply.replace('"content": "w7 "', '"role": "assistant"', 1), fields) is False
+    assert not lack(reply.replace('"w3 "', '{"api_key": "k"}'), fields)  # a secret field
+    assert not lack(reply.replace('"w3 "', '"w3 \\"x\\""'), fields)  # a backslash
+    assert not lack(reply.replace('"index": 0', '"index" : 0', 1), fields)  # blank, colon
+    assert not lack(reply.replace("\n\n", "\r\n\r\n"), fields)
+    assert not lack("event: delta\n" + reply, fields)
+    # A key cut between two events that are not JSON on their own: the slow way finds it.
+    cut = 'data: {"note": "x", "api_\n\ndata: {key": "sk-cut-in-two-events"}\n\n'
+    cut = f'data: {{"note": "a"}}\n\n{cut}data: {{"note": "b"}}\n\n'
+    assert not lack(cut, fields)
+    # A key and its colon on two data lines of one event: JSON only once they are joined.
+    lines = 'data: {"x": 1, "api_key"\ndata: : "sk-on-two-lines-of-one"}\n\n'
+    lines = f'data: {{"x": 0}}\n\n{lines}data: {{"x": 2}}\n\n'  # the first and last: JSON
+    assert not lack(lines, fields)
+    scrubber = Scrubber(secrets=Secrets())
+    scrubber._stream_by_name(lines, lines)
+    assert "sk-on-two-lines-of-one" in scrubber.seen
+    scrubber = Scrubber(secrets=Secrets())
+    scrubber._stream_by_name(cut, cut)
+    assert "sk-cut-in-two-events" in scrubber.seen
