@@ -15,7 +15,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_opdecide._cassettes import _scrub
+from pytest_opdecide._cassettes import _scrub, _scrub_json
 from pytest_opdecide._cassettes._file import write_cassette
 from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._scrub import (
@@ -23,9 +23,8 @@ from pytest_opdecide._cassettes._scrub import (
     Scrubber,
     _body_by_value,
     _body_paths,
-    _by_value,
-    _stream_by_value,
 )
+from pytest_opdecide._cassettes._scrub_json import by_value, stream_by_value
 from pytest_opdecide._cassettes._shape import Refused, _Checker, _json_fits
 from pytest_opdecide._cassettes._yaml_format import ReadableYaml
 from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, load_yaml
@@ -98,7 +97,7 @@ def test_the_passes_over_a_json_body_agree_with_the_slow_path(
     raw = json.dumps(holder, ensure_ascii=ascii_only)
     headers = {"content-type": ["application/json"]}
     secrets = Secrets(["correct-horse-battery"])
-    slow = _by_value(json.loads(raw), secrets)  # every string parsed and searched
+    slow = by_value(json.loads(raw), secrets)  # every string parsed and searched
     assert json.loads(_body_by_value(raw, secrets, headers)) == slow
     paths = MachinePaths([("<HOME>", "/home/ada")], generic=True)
     assert json.loads(_body_paths(raw, paths, headers)) == paths.value(json.loads(raw))
@@ -130,9 +129,9 @@ def test_a_stream_is_scrubbed_as_the_slow_path_scrubs_it(pieces: list[str]) -> N
     ]
     stream = "".join(f"data: {event}\n\n" for event in events) + "data: [DONE]\n\n"
     secrets = Secrets(["ijklmnopqrst"])
-    fast = _stream_by_value(stream, secrets)
-    with mock.patch.object(_scrub, "json_strings_lack", return_value=False):
-        slow = _stream_by_value(stream, secrets)
+    fast = stream_by_value(stream, secrets)
+    with mock.patch.object(_scrub_json, "json_strings_lack", return_value=False):
+        slow = stream_by_value(stream, secrets)
     assert fast == slow
 
 
@@ -398,15 +397,15 @@ def test_a_stream_proven_free_of_secret_names_is_one_the_slow_way_leaves_alone(t
     """Where the proof says so, reading every event by name (and the texts they add up to)
     finds nothing: the stream comes back as it was and nothing is remembered."""
     scrubber = Scrubber(secrets=Secrets())
-    if not _scrub._names_lack_secrets(text, scrubber.body_fields):
+    if not _scrub_json.names_lack_secrets(text, scrubber.body_fields):
         return
-    with mock.patch.object(_scrub, "_names_lack_secrets", return_value=False):
+    with mock.patch.object(_scrub, "names_lack_secrets", return_value=False):
         assert scrubber._stream_by_name(text, text) is text
     assert scrubber.seen == set()
 
 
 def test_the_stream_proof_holds_for_a_servers_reply_and_not_past_what_it_proves() -> None:
-    lack = _scrub._names_lack_secrets
+    lack = _scrub_json.names_lack_secrets
     fields = frozenset({"api_key"})
     chunk = '{"id": "c1", "choices": [{"index": 0, "delta": {"content": "w%d "}}]}'
     reply = "".join(f"data: {chunk % n}\n\n" for n in range(50)) + "data: [DONE]\n\n"

@@ -445,12 +445,12 @@ def test_runtimes_and_providers_register_what_they_are_configured_with() -> None
 def test_a_body_is_scrubbed_as_its_strings_are(body: str) -> None:
     """A body whose text holds nothing to replace (and no escape) is passed over unparsed; any
     other is scrubbed string by string, with the same result as reading every string."""
-    from pytest_opdecide._cassettes import _scrub
+    from pytest_opdecide._cassettes import _scrub, _scrub_json
 
     secrets = Secrets(["hunter2hunter2"])
     try:
         parsed = json.loads(body)
-        scrubbed = _scrub._by_value(parsed, secrets)
+        scrubbed = _scrub_json.by_value(parsed, secrets)
         expected = body if scrubbed is parsed else json.dumps(scrubbed, ensure_ascii=False)
     except ValueError:
         expected = secrets.text(body)
