@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,13 @@ from pytest_opdecide._cassettes._scrub_json import by_value, stream_by_value
 from pytest_opdecide._cassettes._shape import Refused, _Checker, _json_fits
 from pytest_opdecide._cassettes._yaml_format import ReadableYaml
 from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, load_yaml
-from pytest_opdecide._http._secrets import Secrets, holds_any, json_strings_lack
+from pytest_opdecide._http._secrets import (
+    _KEYLIKE_MARKS,
+    Secrets,
+    holds_any,
+    holds_mark,
+    json_strings_lack,
+)
 
 # A small alphabet, so that generated needles are often in generated texts: the letters of the
 # key-like marks and of paths, and every character a JSON escape writes.
@@ -74,6 +81,29 @@ def test_a_json_text_said_to_lack_the_needles_holds_none_in_any_string(
     if json_strings_lack(raw, found):
         assert not any(needle in text for text in strings_of(value) for needle in found)
         assert not any(needle in raw for needle in found)
+
+
+mark_texts = st.text(alphabet="ghpousr_-kxBA ", max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=mark_texts, repeat=st.integers(1, 40), as_json=st.booleans())
+def test_the_github_marks_looked_for_at_once_are_each_found(
+    text: str, repeat: int, as_json: bool
+) -> None:
+    # One pattern stands for the five marks ghp_, gho_, ghu_, ghs_, ghr_.
+    for candidate in (text, text * repeat):
+        assert holds_mark(candidate) == holds_any(candidate, _KEYLIKE_MARKS)
+        raw = json.dumps({"a": candidate}) if as_json else candidate
+        if json_strings_lack(raw, _KEYLIKE_MARKS):
+            assert not any(mark in candidate for mark in _KEYLIKE_MARKS)
+
+
+@pytest.mark.parametrize("mark", _KEYLIKE_MARKS)
+def test_each_mark_is_found_in_a_short_and_a_long_text(mark: str) -> None:
+    for text in (f"a {mark} b", "long prompt text " * 100 + mark):
+        assert holds_mark(text)
+        assert not json_strings_lack(json.dumps({"a": text}), _KEYLIKE_MARKS)
 
 
 def test_an_escaped_character_is_never_proven_absent() -> None:
