@@ -174,14 +174,15 @@ def _write(
     # Our own copies, unless a hook may have handed back objects of its own.
     streams = scrubber.parsed_streams()  # each stream is parsed once, not once per pass
     documents = scrubber.parsed_documents()  # and each JSON body
+    held = scrubber.block_streams()  # and each long stream's lines
     if scrub_hook:
-        text = ReadableYaml.serialize(data)
+        text, anchored = ReadableYaml.serialize(data), True
     else:
-        text = ReadableYaml.serialize_owned(data, streams, documents)
+        text, anchored = ReadableYaml.written_owned(data, streams, documents, held)
     scrubbed = scrubber.text(text)
     try:  # nothing is written that replay would refuse
         if scrub_hook is None and scrubbed == text:
-            ReadableYaml.check_own(data, text)  # our own writing of our own data
+            ReadableYaml.check_own(data, text, anchored)  # our own writing of our own data
         else:
             ReadableYaml.check(scrubbed)
     except Exception as exc:

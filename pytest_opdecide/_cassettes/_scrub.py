@@ -69,16 +69,20 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 from pytest_opdecide._cassettes._machine_paths import MachinePaths
 from pytest_opdecide._cassettes._scrub_json import (
     SECRET_FIELD_ENDINGS,
+    UNIFORM_MIN,
+    UniformStream,
     by_name,
     by_value,
     json_document,
     json_documents,
+    named_secret,
     names_lack_secrets,
     reframe,
     secret_field,
     stream_by_value,
     stream_fields,
     unframe,
+    uniform_stream,
 )
 from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
 from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
@@ -163,6 +167,8 @@ class Scrubber:
         self._combined: tuple[int, Secrets] | None = None
         self._streams: dict[str, list[Any]] | None = None
         self._documents: dict[str, Any] | None = None
+        self._views: dict[str, UniformStream] = {}
+        self._blocks: set[str] = set()
 
     @property
     def secrets(self) -> Secrets:
@@ -186,12 +192,15 @@ class Scrubber:
         bytes); each response ``status``, ``headers`` and ``body: {"string": ...}``.
         """
         pairs = list(interactions)
-        self._streams, self._documents = {}, {}
+        self._streams, self._documents, self._blocks = {}, {}, set()
         for request, response in pairs:
             self.by_name(request, response)
         secrets = self.secrets
-        for request, response in pairs:
-            self.by_value(request, response, secrets)
+        try:
+            for request, response in pairs:
+                self.by_value(request, response, secrets)
+        finally:
+            self._views = {}  # the fields of long streams: needed by the two passes alone
         if self.paths:
             for request, response in pairs:
                 self.machine_paths(request, response)
@@ -202,6 +211,14 @@ class Scrubber:
         is taken once (``pop``): two equal streams stay two lists, as parsing gives them."""
         streams, self._streams = self._streams or {}, None
         return streams
+
+    def block_streams(self) -> set[str]:
+        """The texts of the long streams the last :meth:`interactions` read as streams of one
+        shape that a literal block holds (:attr:`~._scrub_json.UniformStream.block`), for the
+        writer not to read them again; forgotten here. A stream a pass changed is not among
+        them (its text is another)."""
+        blocks, self._blocks = self._blocks, set()
+        return blocks
 
     def parsed_documents(self) -> dict[str, Any]:
         """:meth:`parsed_streams` for JSON bodies: the data (``json.loads``) of each JSON body
@@ -301,7 +318,21 @@ class Scrubber:
                 continue
 
     def _stream_by_name(self, body: Any, text: str) -> Any:
-        if names_lack_secrets(text, self.body_fields):
+        view = uniform_stream(text) if len(text) >= UNIFORM_MIN else None
+        if view is not None:
+            fields = self.body_fields
+            if not any(named_secret(key, fields, False) for key in view.keys):
+                # No event has a secret-named field: only what the pieces of a field add up
+                # to is left to read (a tool call's arguments).
+                for strings, joined in zip(view.fields.values(), view.texts, strict=True):
+                    if len(strings) > 1:
+                        for document in json_documents(joined):
+                            self.json_value(document)
+                self._views[text] = view  # for the pass by value
+                if view.block:
+                    self._blocks.add(text)
+                return body
+        elif names_lack_secrets(text, self.body_fields):
             return body
         events = parse_events(text)
         if events is None:
@@ -336,7 +367,9 @@ class Scrubber:
             request,
             response,
             secrets.text,
-            lambda body, headers: _body_by_value(body, secrets, headers, self._streams),
+            lambda body, headers: _body_by_value(
+                body, secrets, headers, self._streams, self._views
+            ),
         )
 
     def text(self, text: str) -> str:
@@ -423,6 +456,7 @@ def _body_by_value(
     secrets: Secrets,
     headers: Mapping[str, Any] | None = None,
     streams: dict[str, list[Any]] | None = None,
+    views: Mapping[str, UniformStream] | None = None,
 ) -> Any:
     """A body with every form of every secret replaced: in each string of a JSON body, across
     the events of a stream, in the text of other bodies, in the bytes of bodies that are not
@@ -431,7 +465,7 @@ def _body_by_value(
         body,
         headers,
         data=secrets.data,
-        stream=lambda text: stream_by_value(text, secrets, streams),
+        stream=lambda text: stream_by_value(text, secrets, streams, views),
         text=secrets.text,
         value=lambda parsed: by_value(parsed, secrets),
         needles=secrets.needles,

@@ -14,24 +14,33 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from pytest_opdecide._cassettes._yaml_format import parse_events, render_events
-from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, json_strings_lack
+from pytest_opdecide._cassettes._yaml_format import (
+    STREAM_BLOCK_EVENTS,
+    held_as_is,
+    parse_events,
+    render_events,
+)
+from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, holds_any, json_strings_lack
 
 __all__ = [
     "SECRET_FIELD_ENDINGS",
+    "UNIFORM_MIN",
+    "UniformStream",
     "by_name",
     "by_value",
     "json_document",
     "json_documents",
+    "named_secret",
     "names_lack_secrets",
     "reframe",
     "secret_field",
     "stream_by_value",
     "stream_fields",
     "unframe",
+    "uniform_stream",
 ]
 
 SECRET_FIELD_ENDINGS = (
@@ -93,7 +102,7 @@ def secret_field(
 
 
 @functools.lru_cache(maxsize=4096)
-def _named_secret(name: str, extra: frozenset[str], in_logprobs: bool) -> bool:
+def named_secret(name: str, extra: frozenset[str], in_logprobs: bool) -> bool:
     """:func:`secret_field`, once per name (every event of a stream has the same ones)."""
     return secret_field(name, extra, in_logprobs=in_logprobs)
 
@@ -120,7 +129,7 @@ def by_name(
                 isinstance(item, str | int | float)
                 and not isinstance(item, bool)
                 and item != ""
-                and _named_secret(name, fields, in_logprobs)
+                and named_secret(name, fields, in_logprobs)
             ):
                 remember(item)
                 new: Any = PLACEHOLDER
@@ -300,7 +309,10 @@ def stream_fields(events: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[tu
 
 
 def stream_by_value(
-    text: str, secrets: Secrets, streams: dict[str, list[Any]] | None = None
+    text: str,
+    secrets: Secrets,
+    streams: dict[str, list[Any]] | None = None,
+    views: Mapping[str, UniformStream] | None = None,
 ) -> str:
     """An event stream's text with every secret replaced: across the events first (see
     :func:`stream_fields`), then in each event (its keys, what no field groups).
@@ -311,9 +323,15 @@ def stream_by_value(
     replace it, and leave the rest of the key in the next event for no rule to find.
 
     ``streams``: events already parsed (:meth:`Scrubber.parsed_streams`), given back when
-    nothing changed.
+    nothing changed. ``views``: streams of one shape already read (:func:`uniform_stream`):
+    one whose fields hold no secret and whose strings can hold none is left as it is, unparsed.
     """
     events = streams.pop(text, None) if streams is not None else None
+    view = views.get(text) if views is not None and events is None else None
+    if view is not None:
+        needles = secrets.needles
+        if needles is not None and view.lacks(needles):
+            return text
     if events is None:
         events = parse_events(text)
     if events is None:
@@ -343,6 +361,229 @@ def stream_by_value(
     if streams is not None:
         streams[text] = events
     return text
+
+
+# --- long streams of one shape -------------------------------------------------------------
+
+
+UNIFORM_MIN = 32_768
+"""Streams from this length on are read as streams of one shape first (:func:`uniform_stream`):
+below it, parsing each event costs about as much, and the events parsed are written as they
+are (a short stream is stored event by event)."""
+_ODD_EVENTS = 8
+"""At most this many events at each end of a stream may differ from the shape of the others
+(the first delta names the role, the last ones the finish reason, the usage and ``[DONE]``)."""
+_MAX_SLOTS = 64
+"""A shape with more strings than this is not matched (read event by event instead)."""
+
+
+class UniformStream:
+    """The keys and the fields of an event stream whose events share one shape, read off its
+    text with one pattern rather than parsed event by event (:func:`uniform_stream`).
+
+    Attributes:
+        keys: Every key of every event's JSON.
+        fields: The strings of the events, grouped as :func:`stream_fields` groups them (a
+            field's path, ``("<data>",)`` for data that is not JSON), in order.
+        block: Whether a literal block holds the text byte for byte and the stream is long
+            enough to be written as one (what :func:`~._yaml_format.readable_body` would find,
+            here known without reading the text again).
+    """
+
+    __slots__ = ("block", "fields", "keys", "texts")
+
+    def __init__(
+        self, keys: set[str], fields: dict[tuple[Any, ...], list[str]], block: bool
+    ) -> None:
+        self.keys = keys
+        self.fields = fields
+        self.block = block
+        self.texts = ["".join(pieces) for pieces in fields.values()]
+        """What the pieces of each field add up to (a tool call's arguments, a reply)."""
+
+    def lacks(self, needles: tuple[str, ...]) -> bool:
+        """Whether scrubbing by value finds nothing: none of ``needles``
+        (:attr:`Secrets.needles`: what every replacement takes in) in what the pieces of any
+        field add up to (across the events), nor in any key; each string of an event is part
+        of its field's text (within one event)."""
+        # Joined by a newline: a needle found across two fields is only a needless slow read.
+        return not holds_any("\n".join([*self.texts, *self.keys]), needles)
+
+
+def _slots(value: Any, path: tuple[Any, ...], out: list[tuple[bool, Any]]) -> None:
+    """The strings of a JSON value in the order its text writes them: ``(True, key)`` for a
+    key, ``(False, path)`` for a string value and the path :func:`stream_fields` groups it by."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.append((True, key))
+            if isinstance(item, str):
+                out.append((False, (*path, key)))
+            elif isinstance(item, dict | list):
+                _slots(item, (*path, key), out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                out.append((False, (*path, index)))
+            elif isinstance(item, dict | list):
+                _slots(item, (*path, index), out)
+
+
+_Shape = tuple[tuple[str, ...], tuple[tuple[Any, ...], ...], frozenset[str]]
+"""A line's text around its string values (the first part from the line's start, the last
+one to its end), the paths of those values, and its keys."""
+
+
+def _shape(line: str) -> _Shape | None:
+    """The shape of one ``data: {...}`` line of a stream that :func:`uniform_stream` has found
+    free of backslashes and control characters, or ``None`` when it is no JSON object (or
+    repeats a key, or holds more than :data:`_MAX_SLOTS` strings)."""
+    if not line.startswith("data: {"):
+        return None
+    try:
+        data = json.loads(line[6:])
+    except (ValueError, RecursionError):
+        return None
+    slots: list[tuple[bool, Any]] = []
+    _slots(data, (), slots)
+    parts = line.split('"')
+    # A repeated key is written twice and read once: the line holds more strings than slots.
+    if len(slots) > _MAX_SLOTS or len(parts) != 2 * len(slots) + 1:
+        return None
+    around: list[str] = []
+    paths: list[tuple[Any, ...]] = []
+    keys: set[str] = set()
+    start = 0
+    for number, (is_key, what) in enumerate(slots):
+        if is_key:  # without escapes, the very text between its quotes
+            keys.add(what)
+        else:  # the text from the last value's closing quote to this one's opening quote
+            closing = '"' if paths else ""
+            around.append(closing + '"'.join(parts[start : 2 * number + 1]) + '"')
+            paths.append(what)
+            start = 2 * number + 2
+    around.append('"' + '"'.join(parts[start:]) if paths else line)
+    return tuple(around), tuple(paths), frozenset(keys)
+
+
+def uniform_stream(text: str) -> UniformStream | None:
+    """The keys and fields of an event stream whose events, but for a few at each end
+    (:data:`_ODD_EVENTS`), are one JSON object each with the same text around their string
+    values (what OpenAI-compatible servers send), read without parsing each event; ``None``
+    for any other stream.
+
+    The stream must have no backslash and no CR, and each event one line followed by one blank
+    line. The shape of its middle event (:func:`_shape`) makes a pattern: its text with each
+    string value as a run of characters that are no quote, backslash or control character. The
+    pattern's matches must tile the events between the odd ones (each match starts where the
+    last one ended: their lengths add up to the text of those events). Each of those events is
+    then the middle one with other strings as values, which JSON reads as the middle one's
+    keys and fields; the odd events are parsed as :func:`parse_events` parses them.
+    """
+    if "\\" in text or "\r" in text or not text.endswith("\n\n"):
+        return None
+    head = _odd_lines(text)
+    if head is None:
+        return None
+    lines, shape, start, middle = head
+    tail = _odd_lines_from_end(text, shape, start)
+    if tail is None:
+        return None
+    ends, stop = tail
+    around, paths, keys = shape
+    parts = (*around[:-1], around[-1] + "\n\n")
+    pattern = _VALUE.join(re.escape(part) for part in parts)
+    found = re.compile(pattern).findall(text, start, stop)
+    if not paths:
+        columns: list[Any] = []
+    elif len(paths) == 1:
+        columns = [found]
+    else:
+        columns = list(zip(*found, strict=True))
+    matched = len(found) * sum(map(len, parts)) + sum(sum(map(len, c)) for c in columns)
+    if matched != stop - start:  # the matches do not tile the events: not all of this shape
+        return None
+    events = len(found) + len(lines) + len(ends)
+    block = (
+        events > STREAM_BLOCK_EVENTS
+        and text.isascii()
+        and "\x7f" not in text  # the strings of the matched events hold no other control
+        and all(_line_held(line) for line in (*lines, middle, *ends))
+    )
+    all_keys = set(keys)
+    fields: dict[tuple[Any, ...], list[str]] = {}
+    for line in lines:
+        _add_fields(line, fields, all_keys)
+    for path, column in zip(paths, columns, strict=True):
+        fields.setdefault(path, []).extend(column)
+    for line in ends:
+        _add_fields(line, fields, all_keys)
+    return UniformStream(all_keys, fields, block)
+
+
+_VALUE = r'([^"\\\x00-\x1f]*)'
+"""A string value's characters in :func:`uniform_stream`'s pattern: no quote, no backslash,
+no control character (LF included)."""
+
+
+def _odd_lines(text: str) -> tuple[list[str], _Shape, int, str] | None:
+    """The lines before the first event of the middle one's shape, that shape, where that
+    event starts, and the middle event's line; ``None`` past :data:`_ODD_EVENTS` lines, or for
+    a line that is no ``data:`` event of one line."""
+    middle = text.find("\n\n", len(text) // 2)
+    if middle < 0:
+        middle = len(text) - 2
+    begins = text.rfind("\n\n", 0, middle)
+    line = text[begins + 2 if begins >= 0 else 0 : middle]
+    shape = _shape(line)
+    if shape is None:
+        return None
+    middle_line = line
+    lines: list[str] = []
+    start = 0
+    while len(lines) <= _ODD_EVENTS:
+        end = text.find("\n\n", start)
+        line = text[start:end]
+        if _shape(line) == shape:
+            return lines, shape, start, middle_line
+        if "\n" in line or not line.startswith("data:"):
+            return None  # framed, or no stream: read as parsing reads it
+        lines.append(line)
+        start = end + 2
+    return None
+
+
+def _odd_lines_from_end(text: str, shape: _Shape, first: int) -> tuple[list[str], int] | None:
+    """:func:`_odd_lines` from the end: the lines after the last event of ``shape`` (which
+    starts at or after ``first``), in order, and where they start."""
+    lines: list[str] = []
+    stop = len(text)
+    while len(lines) <= _ODD_EVENTS:
+        begins = text.rfind("\n\n", first, stop - 2)
+        start = first if begins < 0 else begins + 2
+        line = text[start : stop - 2]
+        if _shape(line) == shape:
+            return lines[::-1], stop
+        if "\n" in line or not line.startswith("data:"):
+            return None
+        lines.append(line)
+        stop = start
+    return None
+
+
+def _line_held(line: str) -> bool:
+    """Whether a literal block holds one line of a stream as it is (and the matched events,
+    when it is the middle one: they differ from it only in strings free of control
+    characters, and end as it ends)."""
+    return not line.endswith(" ") and held_as_is(line)
+
+
+def _add_fields(line: str, fields: dict[tuple[Any, ...], list[str]], keys: set[str]) -> None:
+    """Add the fields and keys of one odd line's event, parsed as :func:`parse_events` does."""
+    events = parse_events(line + "\n\n") or []
+    for path, pieces in stream_fields(events).items():
+        fields.setdefault(path, []).extend(container[key] for container, key in pieces)
+    for event in events:
+        _keys(event.get("data"), keys)
 
 
 _SPACED_KEY = re.compile(r'"[ \t]+:')
@@ -389,7 +630,7 @@ def names_lack_secrets(text: str, fields: frozenset[str]) -> bool:
             _keys(json.loads(line[6:]), keys)
         except (ValueError, RecursionError):
             return False
-    if any(_named_secret(key, fields, False) for key in keys):
+    if any(named_secret(key, fields, False) for key in keys):
         return False
     counted = sum(text.count(f'"{key}":') for key in keys)
     return counted == text.count('":') and _SPACED_KEY.search(text) is None

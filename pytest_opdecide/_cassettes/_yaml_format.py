@@ -23,7 +23,7 @@ import copy
 import io
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 import yaml
@@ -38,6 +38,7 @@ __all__ = [
     "body_text",
     "dump_yaml",
     "header",
+    "held_as_is",
     "load_yaml",
     "parse_events",
     "raw_body",
@@ -98,22 +99,28 @@ class _UnsharedDumper(_Dumper):
         return True
 
 
-def _nodes(dumper: Any, data: Any, *, shared: bool) -> yaml.Node:
+def _nodes(dumper: Any, data: Any, *, shared: bool) -> tuple[yaml.Node, bool]:
     """The YAML node tree of ``data``, as PyYAML's safe representer builds it for
     :class:`_Dumper` (the same tags, styles and order; a dict or list the data holds twice is
     one node, which the serializer anchors, unless not ``shared``), built without the
     representer's bookkeeping for every node: for the plain data a cassette holds, it is most
-    of the time spent writing one. Any other value (floats, bytes) goes to the representer."""
+    of the time spent writing one. Any other value (floats, bytes) goes to the representer.
+
+    And whether the text may hold an anchor: ``False`` when no node is in the tree twice (the
+    serializer anchors only those) and the representer was handed nothing but floats."""
     seen: dict[int, yaml.Node] = {}
     scalar, mapping, sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+    anchored = False
 
     def node(value: Any) -> yaml.Node:
+        nonlocal anchored
         kind = type(value)
         if kind is str:
             return scalar(_STR, value, style="|" if "\n" in value else None)
         if kind is dict or kind is list:
             made = seen.get(id(value)) if shared else None
             if made is not None:
+                anchored = True
                 return made
             if kind is dict:
                 made = mapping(_MAP, [], flow_style=False)
@@ -132,31 +139,40 @@ def _nodes(dumper: Any, data: Any, *, shared: bool) -> yaml.Node:
             return scalar(_BOOL, "true" if value else "false")
         if value is None:
             return scalar(_NULL, "null")
+        if kind is not float:
+            anchored = True  # the representer keeps its own aliases
         return dumper.represent_data(value)  # type: ignore[no-any-return]
 
-    return node(data)
+    tree = node(data)
+    return tree, anchored
 
 
 def dump_yaml(data: Any, *, sort_keys: bool = False) -> str:
     """``data`` as cassette YAML: text with line breaks as literal blocks, unicode as is."""
-    return _dumped(data, _Dumper, sort_keys)
-
-
-def _dumped(data: Any, dumper: Any, sort_keys: bool) -> str:
     if sort_keys:  # diffs of bodies only: small
-        text = yaml.dump(data, Dumper=dumper, allow_unicode=True, sort_keys=True, width=100)
-    else:
-        stream = io.StringIO()
-        writer = dumper(
-            stream, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False
-        )
-        try:
-            writer.open()
-            writer.serialize(_nodes(writer, data, shared=not writer.ignore_aliases({})))
-            writer.close()
-        finally:
-            writer.dispose()
-        text = stream.getvalue()
+        text = yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=True, width=100)
+        return _without_end_marker(data, text)
+    return _dumped(data, _Dumper)[0]
+
+
+def _dumped(data: Any, dumper: Any) -> tuple[str, bool]:
+    """The text of ``data`` in the key order it has, and whether it may hold an anchor (see
+    :func:`_nodes`)."""
+    stream = io.StringIO()
+    writer = dumper(
+        stream, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False
+    )
+    try:
+        writer.open()
+        tree, anchored = _nodes(writer, data, shared=not writer.ignore_aliases({}))
+        writer.serialize(tree)
+        writer.close()
+    finally:
+        writer.dispose()
+    return _without_end_marker(data, stream.getvalue()), anchored
+
+
+def _without_end_marker(data: Any, text: str) -> str:
     # libyaml closes a mapping that ends in a block of kept line breaks (``|+``) with a
     # document end marker, which the pure-Python emitter leaves out: the same document.
     if isinstance(data, dict | list) and text.endswith("\n...\n"):
@@ -264,7 +280,7 @@ _HELD_ASCII = bytes(range(0x20, 0x7F)) + b"\n"
 """The ASCII a literal block holds as it is: an ASCII text is checked by deleting these."""
 
 
-def _held_as_is(text: str) -> bool:
+def held_as_is(text: str) -> bool:
     """Whether a literal block holds ``text`` byte for byte: no character of
     :data:`_UNHELD_CHAR` and no space that ends a line. An ASCII text (the usual stream) is
     checked at ``bytes.translate`` speed rather than by a pattern tried at every character."""
@@ -275,28 +291,33 @@ def _held_as_is(text: str) -> bool:
     return _UNHELD_CHAR.search(text) is None
 
 
-def _lines_are_fields(text: str) -> bool:
+def _lines_are_fields(text: str, pairs: int | None = None) -> bool:
     """Whether every line of ``text`` (which holds no three newlines in a row) is an SSE
     field or the blank line between events: every newline is followed by a field, by the
     blank line's newline or by the end. The prefixes begin with different characters, so
-    each newline is counted once; two newlines in a row never overlap (no three in a row)."""
+    each newline is counted once; two newlines in a row never overlap (no three in a row).
+    ``pairs``: ``text.count("\\n\\n")``, when the caller has counted them."""
     if not text.startswith(_FIELDS):
         return False
+    newlines = text.count("\n")
+    blank = (text.count("\n\n") if pairs is None else pairs) + text.endswith("\n")
+    if text.count("\ndata:") + blank == newlines:  # data lines alone: the others not looked for
+        return True
     followed = sum(text.count("\n" + field) for field in _FIELDS)
-    followed += text.count("\n\n") + text.endswith("\n")
-    return followed == text.count("\n")
+    return followed + blank == newlines
 
 
 def _event_block_holds(text: str) -> bool:
     """Whether ``text`` is an event stream of more than :data:`STREAM_BLOCK_EVENTS` events that
     a literal block holds byte for byte: its first line neither empty nor starting with a
     space, every line of its events an SSE field (what :func:`parse_events` reads), nothing in
-    it that a literal block would change (:func:`_held_as_is`)."""
-    if text.count("\n\n") <= STREAM_BLOCK_EVENTS or text[:1] in ("", " ", "\n"):
+    it that a literal block would change (:func:`held_as_is`)."""
+    pairs = text.count("\n\n")
+    if pairs <= STREAM_BLOCK_EVENTS or text[:1] in ("", " ", "\n"):
         return False
-    if "\n\n\n" in text or not _held_as_is(text):
+    if "\n\n\n" in text or not held_as_is(text):
         return False
-    return _lines_are_fields(text)
+    return _lines_are_fields(text, pairs)
 
 
 def readable_body(
@@ -306,6 +327,7 @@ def readable_body(
     *,
     blocks: bool = False,
     documents: dict[str, Any] | None = None,
+    held: Container[str] = (),
 ) -> Any:
     """A raw body as the cassette stores it: ``{"events": [...]}`` for an event stream,
     ``{"json": data}`` for JSON, else the text (or the bytes, when they are not text).
@@ -314,13 +336,14 @@ def readable_body(
     this body's are taken from it (``pop``) rather than parsed again. ``documents``: the same
     for JSON texts (``json.loads`` of each, unchanged since). ``blocks``: a long stream that a
     literal block holds is ``{"event_stream": text}`` (how the file is written; scrub hooks get
-    the events)."""
+    the events). ``held``: stream texts already known to be such streams (see
+    :attr:`~._scrub_json.UniformStream.block`), not read again."""
     text = body_text(body)
     if text is None:
         return body
     kind = header(headers, "content-type")
     if "event-stream" in kind:
-        if blocks and _event_block_holds(text):
+        if blocks and (text in held or _event_block_holds(text)):
             if streams:
                 streams.pop(text, None)
             return {"event_stream": text}
@@ -512,11 +535,24 @@ class ReadableYaml:
         data: dict[str, Any],
         streams: dict[str, list[Any]] | None = None,
         documents: dict[str, Any] | None = None,
+        held: Container[str] = (),
     ) -> str:
         """:meth:`serialize` for data the caller owns and will not use again: it is changed as
-        it is written, not copied first (recording writes its own copies). ``streams`` and
-        ``documents``: the events of stream texts and the data of JSON texts already parsed
-        (see :func:`readable_body`)."""
+        it is written, not copied first (recording writes its own copies). ``streams``,
+        ``documents`` and ``held``: the events of stream texts and the data of JSON texts
+        already parsed, and the streams known to be written as blocks (see
+        :func:`readable_body`)."""
+        return ReadableYaml.written_owned(data, streams, documents, held)[0]
+
+    @staticmethod
+    def written_owned(
+        data: dict[str, Any],
+        streams: dict[str, list[Any]] | None = None,
+        documents: dict[str, Any] | None = None,
+        held: Container[str] = (),
+    ) -> tuple[str, bool]:
+        """:meth:`serialize_owned`, and whether the text may hold an anchor (``False``: the
+        writer made none, as :meth:`check_own` is told)."""
         out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
         for interaction in out.get("interactions", []):
@@ -525,7 +561,12 @@ class ReadableYaml:
                 if isinstance(part.get("headers"), dict):
                     part["headers"] = _folded(part["headers"])
             req["body"] = readable_body(
-                req.get("body"), req.get("headers", {}), streams, blocks=True, documents=documents
+                req.get("body"),
+                req.get("headers", {}),
+                streams,
+                blocks=True,
+                documents=documents,
+                held=held,
             )
             body = resp.get("body", {})
             if isinstance(body, dict) and "string" in body:
@@ -535,17 +576,18 @@ class ReadableYaml:
                     streams,
                     blocks=True,
                     documents=documents,
+                    held=held,
                 )
         replaced = _share_repeats(out.get("interactions", []))
-        text = dump_yaml(out)
-        if "&id" in text:
+        text, anchored = _dumped(out, _Dumper)
+        if anchored:
             try:
                 load_yaml(text)
             except Refused:  # the repeats expand it past the bound: write them out
                 for holder, key, value in replaced:
                     holder[key] = value
-                text = _dumped(out, _UnsharedDumper, False)
-        return text
+                text, anchored = _dumped(out, _UnsharedDumper)
+        return text, anchored
 
     @staticmethod
     def check(text: str) -> None:
@@ -566,14 +608,15 @@ class ReadableYaml:
                 return
 
     @staticmethod
-    def check_own(data: dict[str, Any], text: str) -> None:
+    def check_own(data: dict[str, Any], text: str, anchored: bool = True) -> None:
         """:meth:`check` for the ``text`` that :meth:`serialize_owned` just wrote from
         ``data`` (the same object, as it left it), without reading the text back when
         checking the data is proof enough:
 
-        * the text has no alias (``&id``: expansion is the loader's to bound) and no backslash
-          (no escape: each scalar is its characters as written, which the loader reads back
-          as they were);
+        * the text has no alias (``&id``: expansion is the loader's to bound; not looked for
+          when the writer says it made no anchor, ``anchored=False``: see
+          :meth:`written_owned`) and no backslash (no escape: each scalar is its characters as
+          written, which the loader reads back as they were);
         * no mapping or list is nested as deep as the loader's bound, and every key is text
           (two keys of one mapping are then two keys of the file);
         * no response names a ``Content-Encoding`` (its body is checked as replay decodes it);
@@ -586,7 +629,7 @@ class ReadableYaml:
             Refused: As :meth:`check`.
             yaml.YAMLError: The text is not YAML.
         """
-        if "&id" in text or "\\" in text or not _plain_within(data, MAX_DEPTH - 1):
+        if (anchored and "&id" in text) or "\\" in text or not _plain_within(data, MAX_DEPTH - 1):
             ReadableYaml.check(text)
             return
         for interaction in data.get("interactions") or ():

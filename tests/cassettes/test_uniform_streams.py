@@ -1,0 +1,328 @@
+"""Long streams of one shape, read with one pattern instead of parsed event by event (issue 22).
+
+:func:`uniform_stream` must read exactly what parsing reads (every key, every field's pieces in
+order) or decline; the scrubber must then find every secret the slow way finds. A view that
+skipped an event, grouped a piece under the wrong field or let a different event through as
+the common one would fail these tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_opdecide._cassettes import _scrub
+from pytest_opdecide._cassettes._file import read_interactions, write_cassette
+from pytest_opdecide._cassettes._scrub import PLACEHOLDER, Scrubber
+from pytest_opdecide._cassettes._scrub_json import (
+    UNIFORM_MIN,
+    stream_fields,
+    uniform_stream,
+)
+from pytest_opdecide._cassettes._yaml_format import (
+    STREAM_BLOCK_EVENTS,
+    _event_block_holds,
+    parse_events,
+)
+from pytest_opdecide._http._secrets import Secrets
+
+KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0"
+
+
+def parsed_view(text: str) -> tuple[set[str], dict[tuple[Any, ...], list[str]]]:
+    """What parsing every event gives: its keys, and each field's pieces in order."""
+    events = parse_events(text)
+    assert events is not None
+    keys: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            keys.update(value)
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for event in events:
+        walk(event.get("data"))
+    fields = {path: [c[k] for c, k in group] for path, group in stream_fields(events).items()}
+    return keys, fields
+
+
+def chunk(content: str, **more: Any) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1733000000,
+        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}],
+        **more,
+    }
+
+
+def stream(events: list[Any], *, done: bool = True) -> str:
+    lines = [f"data: {json.dumps(event)}\n\n" for event in events]
+    return "".join(lines) + ("data: [DONE]\n\n" if done else "")
+
+
+def reply(pieces: list[str]) -> str:
+    first = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}
+    last = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    return stream([first, *(chunk(piece) for piece in pieces), last])
+
+
+def test_a_servers_reply_is_read_as_parsing_reads_it() -> None:
+    text = reply([f"word{n} " for n in range(2_000)])
+    view = uniform_stream(text)
+    assert view is not None
+    assert (view.keys, view.fields) == parsed_view(text)
+    assert view.block is _event_block_holds(text) is True
+    content = view.fields[("choices", 0, "delta", "content")]
+    assert content[:2] == ["word0 ", "word1 "]
+    assert len(content) == 2_000
+
+
+# Pieces a model sends, and characters that make a stream another shape or no stream: quotes
+# and backslashes (JSON escapes), control characters, CR, newlines.
+piece = st.text(alphabet="ab {}[]:,-sk é\x7f", max_size=6)
+breaking_piece = st.text(alphabet='"\\\n\r\t\x00', min_size=1, max_size=3)
+odd_line = st.sampled_from(
+    [
+        "data: [DONE]",
+        "data: {oops",
+        "data: plain text",
+        'data: {"id": "x", "id": "y"}',
+        'data: {"id": "chatcmpl-1", "usage": {"total_tokens": 3}}',
+        'data: {"id": "chatcmpl-1", "token": "t0k3n-value"}',
+        "data:",
+    ]
+)
+breaking_line = st.sampled_from(
+    ["event: ping", ": comment", "", 'data: {"a": 1}\ndata: {"b": 2}', "data: {\r}"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    head=st.lists(odd_line, max_size=3),
+    pieces=st.lists(piece, min_size=1, max_size=30),
+    tail=st.lists(odd_line, max_size=3),
+    breaker=st.none()
+    | st.tuples(st.integers(0, 29), odd_line | breaking_line | piece | breaking_piece),
+)
+def test_a_view_is_what_parsing_reads_or_none(
+    head: list[str], pieces: list[str], tail: list[str], breaker: tuple[int, str] | None
+) -> None:
+    lines = [f"data: {json.dumps(chunk(text), ensure_ascii=False)}" for text in pieces]
+    if breaker is not None:  # something else in the middle: another line, or raw text
+        at, inserted = breaker
+        lines.insert(min(at, len(lines)), inserted)
+    text = "".join(f"{line}\n\n" for line in [*head, *lines, *tail])
+    view = uniform_stream(text)
+    if view is None:
+        return
+    assert (view.keys, view.fields) == parsed_view(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pieces=st.lists(piece, min_size=3, max_size=20),
+    raw=st.lists(
+        st.tuples(st.integers(0, 19), st.text(alphabet='"\\\n\r\t\x00\x1fa{}[],:', max_size=3))
+    ),
+)
+def test_text_written_into_a_line_as_it_is_never_fools_the_view(
+    pieces: list[str], raw: list[tuple[int, str]]
+) -> None:
+    # Characters put into a value unescaped: a quote ends it early, a control character or
+    # a newline makes the line no JSON or two lines; parsing reads that, and the view too.
+    contents = list(pieces)
+    for at, text in raw:
+        contents[at % len(contents)] += text
+    template = 'data: {{"id": "c", "choices": [{{"delta": {{"content": "{}"}}}}]}}\n\n'
+    text = "".join(template.format(content) for content in contents)
+    view = uniform_stream(text)
+    if view is not None:
+        assert parse_events(text) is not None
+        assert (view.keys, view.fields) == parsed_view(text)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        '{"a": 1, "b": "t", "a": "u"}',  # the first "a" is overwritten, its slot would move
+        '{"a": "x", "b": "t", "a": "u"}',
+        '{"a": {"p": "s"}, "a": {"p": "u"}}',
+    ],
+)
+def test_an_event_that_repeats_a_key_is_no_shape(event: str) -> None:
+    assert uniform_stream("".join(f"data: {event}\n\n" for _ in range(50))) is None
+
+
+def test_a_stream_with_several_fields_in_pieces_keeps_each_fields_order() -> None:
+    events = [
+        {"delta": {"reasoning": f"r{n}", "content": f"c{n}"}, "n": [f"x{n}", {"y": f"y{n}"}]}
+        for n in range(200)
+    ]
+    text = stream(events)
+    view = uniform_stream(text)
+    assert view is not None
+    assert (view.keys, view.fields) == parsed_view(text)
+    assert view.fields[("n", 1, "y")][:2] == ["y0", "y1"]
+
+
+def test_a_tool_calls_arguments_are_escaped_json_and_read_the_slow_way() -> None:
+    # Arguments in pieces are JSON held in a string: their quotes are escaped.
+    events = [
+        {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": part}}]}}]}
+        for part in ['{"pass', 'word": "', "hunter2", '-and-more"}'] * 50
+    ]
+    assert uniform_stream(stream(events)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(reply(["a"] * 50).replace("\n\n", "\r\n\r\n"), id="CRLF"),
+        pytest.param(reply(["a\\"] * 50), id="escapes"),
+        pytest.param(
+            stream([chunk("a")] * 20 + [{"other": "shape"}] + [chunk("b")] * 20), id="mid"
+        ),
+        pytest.param(
+            "".join(f"event: delta\ndata: {json.dumps(chunk('a'))}\n\n" for _ in range(50)),
+            id="framed",
+        ),
+        pytest.param(stream([chunk("a")] * 50).replace("\n\n", "\n\n\n", 1), id="blank lines"),
+        pytest.param("x" + stream([chunk("a")] * 50), id="not a field"),
+    ],
+)
+def test_what_is_not_one_shape_is_declined(text: str) -> None:
+    assert uniform_stream(text) is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda text: text.replace("w7 ", "w7\x7f"), id="DEL"),
+        pytest.param(lambda text: text.replace("w7 ", "wé"), id="non-ASCII"),
+        pytest.param(lambda text: text.replace("data: [DONE]", "data: [DONE] "), id="end space"),
+    ],
+)
+def test_the_block_answer_is_the_writers(change: Any) -> None:
+    text = change(stream([chunk(f"w{n} ") for n in range(STREAM_BLOCK_EVENTS + 5)]))
+    view = uniform_stream(text)
+    assert view is not None
+    assert view.block is False
+    assert _event_block_holds(text) is ("é" in text)  # the writer still decides on its own
+    short = uniform_stream(stream([chunk(f"w{n} ") for n in range(STREAM_BLOCK_EVENTS - 5)]))
+    assert short is not None
+    assert short.block is False
+
+
+# --- the scrubber on long streams: the slow way's findings, found -----------------------------
+
+
+def long_reply(pieces: list[str]) -> str:
+    filler = [f"w{n} " for n in range(UNIFORM_MIN // 100)]
+    return reply(filler + pieces + filler)
+
+
+def scrubbed(text: str, secrets: Secrets | None = None) -> str:
+    request = {"method": "POST", "uri": "http://127.0.0.1/v1", "headers": {}, "body": "{}"}
+    response = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"content-type": ["text/event-stream"]},
+        "body": {"string": text},
+    }
+    Scrubber(secrets=secrets or Secrets()).interactions([(request, response)])
+    out = response["body"]["string"]
+    return out if isinstance(out, str) else out.decode()
+
+
+def test_a_key_sent_in_pieces_across_a_long_stream_is_replaced() -> None:
+    text = long_reply(["Use ", KEY[:5], KEY[5:12], KEY[12:], " now"])
+    assert len(text) >= UNIFORM_MIN
+    assert uniform_stream(text) is not None
+    out = scrubbed(text)
+    assert KEY[12:] not in out
+    assert PLACEHOLDER in out
+
+
+def test_a_key_in_one_piece_is_replaced_where_the_pieces_together_hide_it() -> None:
+    # "x" then the key: together "xsk-..." is no key-like word (no boundary before "sk-"),
+    # the piece alone is, and the pass over each event replaces it.
+    out = scrubbed(long_reply(["x", KEY]))
+    assert KEY not in out
+    assert PLACEHOLDER in out
+
+
+def test_a_key_written_as_a_field_name_in_a_long_stream_is_replaced() -> None:
+    events = [{KEY: 1, "content": f"w{n} "} for n in range(UNIFORM_MIN // 50)]
+    text = stream(events)
+    assert uniform_stream(text) is not None
+    out = scrubbed(text)
+    assert KEY not in out
+    assert PLACEHOLDER in out
+
+
+def test_a_known_secret_in_one_piece_of_a_long_stream_is_replaced() -> None:
+    secret = "correct-horse-battery"
+    out = scrubbed(long_reply([f"({secret})"]), Secrets([secret]))
+    assert secret not in out
+    assert PLACEHOLDER in out
+
+
+def test_a_secret_named_field_in_a_long_streams_events_is_replaced() -> None:
+    events = [chunk(f"w{n} ", api_key="live-key-0123456789") for n in range(UNIFORM_MIN // 100)]
+    out = scrubbed(stream(events))
+    assert "live-key-0123456789" not in out
+
+
+def test_a_password_in_tool_call_arguments_streamed_in_pieces_is_replaced() -> None:
+    parts = ['{"user": "ann", "pass', 'word": "hunter2', '-and-more"}']
+    events = [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"function": {"arguments": p}}]}}]}
+        for p in parts
+    ]
+    filler = [chunk(f"w{n} ") for n in range(UNIFORM_MIN // 100)]
+    out = scrubbed(stream(filler + events + filler))
+    assert "hunter2" not in out
+
+
+def test_a_long_stream_is_written_as_a_block_and_replayed_as_sent(tmp_path: Path) -> None:
+    text = reply([f"w{n} " for n in range(STREAM_BLOCK_EVENTS + 10)])
+    request = {"method": "GET", "uri": "http://127.0.0.1/v1", "headers": {}, "body": None}
+    response = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"content-type": ["text/event-stream"]},
+        "body": {"string": text.encode()},
+    }
+    path = tmp_path / "stream.yaml"
+    write_cassette(path, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    assert "event_stream: |" in path.read_text()
+    (replayed,) = read_interactions(path)
+    assert replayed.content == text.encode()
+
+
+def test_a_stream_the_view_reads_is_written_as_the_slow_way_writes_it(tmp_path: Path) -> None:
+    # A long stream with its key sent in pieces: the view declines to leave it as it came,
+    # and the text written is the slow way's.
+    text = long_reply(["Use ", KEY[:5], KEY[5:], " now"])
+    request = {"method": "GET", "uri": "http://127.0.0.1/v1", "headers": {}, "body": None}
+    response = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"content-type": ["text/event-stream"]},
+        "body": {"string": text},
+    }
+    fast, slow = tmp_path / "fast.yaml", tmp_path / "slow.yaml"
+    write_cassette(fast, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    with mock.patch.object(_scrub, "uniform_stream", return_value=None):
+        write_cassette(slow, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    assert fast.read_text() == slow.read_text()
+    assert KEY[5:] not in fast.read_text()
