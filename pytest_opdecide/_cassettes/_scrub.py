@@ -62,7 +62,7 @@ filters read the same list); a new form of a value into :mod:`pytest_opdecide._h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -167,8 +167,10 @@ class Scrubber:
         self._combined: tuple[int, Secrets] | None = None
         self._streams: dict[str, list[Any]] | None = None
         self._documents: dict[str, Any] | None = None
-        self._views: dict[str, UniformStream] = {}
-        self._blocks: set[str] = set()
+        # By text, compared rather than hashed (a long stream's text would be hashed anew
+        # by every pass that decodes it): a cassette has few long streams.
+        self._views: list[tuple[str, UniformStream]] = []
+        self._blocks: list[str] = []
 
     @property
     def secrets(self) -> Secrets:
@@ -192,7 +194,7 @@ class Scrubber:
         bytes); each response ``status``, ``headers`` and ``body: {"string": ...}``.
         """
         pairs = list(interactions)
-        self._streams, self._documents, self._blocks = {}, {}, set()
+        self._streams, self._documents, self._blocks = {}, {}, []
         for request, response in pairs:
             self.by_name(request, response)
         secrets = self.secrets
@@ -200,7 +202,7 @@ class Scrubber:
             for request, response in pairs:
                 self.by_value(request, response, secrets)
         finally:
-            self._views = {}  # the fields of long streams: needed by the two passes alone
+            self._views = []  # the fields of long streams: needed by the two passes alone
         if self.paths:
             for request, response in pairs:
                 self.machine_paths(request, response)
@@ -212,12 +214,12 @@ class Scrubber:
         streams, self._streams = self._streams or {}, None
         return streams
 
-    def block_streams(self) -> set[str]:
+    def block_streams(self) -> list[str]:
         """The texts of the long streams the last :meth:`interactions` read as streams of one
         shape that a literal block holds (:attr:`~._scrub_json.UniformStream.block`), for the
         writer not to read them again; forgotten here. A stream a pass changed is not among
         them (its text is another)."""
-        blocks, self._blocks = self._blocks, set()
+        blocks, self._blocks = self._blocks, []
         return blocks
 
     def parsed_documents(self) -> dict[str, Any]:
@@ -328,9 +330,9 @@ class Scrubber:
                     if len(strings) > 1:
                         for document in json_documents(joined):
                             self.json_value(document)
-                self._views[text] = view  # for the pass by value
+                self._views.append((text, view))  # for the pass by value
                 if view.block:
-                    self._blocks.add(text)
+                    self._blocks.append(text)
                 return body
         elif names_lack_secrets(text, self.body_fields):
             return body
@@ -456,7 +458,7 @@ def _body_by_value(
     secrets: Secrets,
     headers: Mapping[str, Any] | None = None,
     streams: dict[str, list[Any]] | None = None,
-    views: Mapping[str, UniformStream] | None = None,
+    views: Sequence[tuple[str, UniformStream]] = (),
 ) -> Any:
     """A body with every form of every secret replaced: in each string of a JSON body, across
     the events of a stream, in the text of other bodies, in the bytes of bodies that are not

@@ -6,7 +6,9 @@
   JSON value (keys too);
 * streams: :func:`stream_by_value` searches the text each field of a stream's events adds up
   to, as sent, then each event; :func:`names_lack_secrets` proves on a stream's text that
-  scrubbing by name finds nothing in it, without parsing its events.
+  scrubbing by name finds nothing in it, without parsing its events; :func:`uniform_stream`
+  reads the keys and fields of a long stream whose events share one shape with one pattern,
+  for both passes (a stream whose fields and keys hold nothing to replace is left unparsed).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from pytest_opdecide._cassettes._yaml_format import (
@@ -312,7 +314,7 @@ def stream_by_value(
     text: str,
     secrets: Secrets,
     streams: dict[str, list[Any]] | None = None,
-    views: Mapping[str, UniformStream] | None = None,
+    views: Sequence[tuple[str, UniformStream]] = (),
 ) -> str:
     """An event stream's text with every secret replaced: across the events first (see
     :func:`stream_fields`), then in each event (its keys, what no field groups).
@@ -323,11 +325,12 @@ def stream_by_value(
     replace it, and leave the rest of the key in the next event for no rule to find.
 
     ``streams``: events already parsed (:meth:`Scrubber.parsed_streams`), given back when
-    nothing changed. ``views``: streams of one shape already read (:func:`uniform_stream`):
+    nothing changed. ``views``: streams of one shape already read (:func:`uniform_stream`),
+    with their texts:
     one whose fields hold no secret and whose strings can hold none is left as it is, unparsed.
     """
     events = streams.pop(text, None) if streams is not None else None
-    view = views.get(text) if views is not None and events is None else None
+    view = next((v for t, v in views if t == text), None) if events is None else None
     if view is not None:
         needles = secrets.needles
         if needles is not None and view.lacks(needles):
@@ -393,13 +396,18 @@ class UniformStream:
     __slots__ = ("block", "fields", "keys", "texts")
 
     def __init__(
-        self, keys: set[str], fields: dict[tuple[Any, ...], list[str]], block: bool
+        self,
+        keys: set[str],
+        fields: dict[tuple[Any, ...], list[str]],
+        block: bool,
+        texts: list[str] | None = None,
     ) -> None:
         self.keys = keys
         self.fields = fields
         self.block = block
-        self.texts = ["".join(pieces) for pieces in fields.values()]
-        """What the pieces of each field add up to (a tool call's arguments, a reply)."""
+        self.texts = ["".join(pieces) for pieces in fields.values()] if texts is None else texts
+        """What the pieces of each field add up to (a tool call's arguments, a reply), in the
+        order of :attr:`fields`."""
 
     def lacks(self, needles: tuple[str, ...]) -> bool:
         """Whether scrubbing by value finds nothing: none of ``needles``
@@ -499,7 +507,8 @@ def uniform_stream(text: str) -> UniformStream | None:
         columns = [found]
     else:
         columns = list(zip(*found, strict=True))
-    matched = len(found) * sum(map(len, parts)) + sum(sum(map(len, c)) for c in columns)
+    joined = ["".join(column) for column in columns]
+    matched = len(found) * sum(map(len, parts)) + sum(map(len, joined))
     if matched != stop - start:  # the matches do not tile the events: not all of this shape
         return None
     events = len(found) + len(lines) + len(ends)
@@ -510,14 +519,21 @@ def uniform_stream(text: str) -> UniformStream | None:
         and all(_line_held(line) for line in (*lines, middle, *ends))
     )
     all_keys = set(keys)
-    fields: dict[tuple[Any, ...], list[str]] = {}
+    before: dict[tuple[Any, ...], list[str]] = {}
+    after: dict[tuple[Any, ...], list[str]] = {}
     for line in lines:
-        _add_fields(line, fields, all_keys)
-    for path, column in zip(paths, columns, strict=True):
-        fields.setdefault(path, []).extend(column)
+        _add_fields(line, before, all_keys)
     for line in ends:
-        _add_fields(line, fields, all_keys)
-    return UniformStream(all_keys, fields, block)
+        _add_fields(line, after, all_keys)
+    run = dict(zip(paths, zip(columns, joined, strict=True), strict=True))
+    fields: dict[tuple[Any, ...], list[str]] = {}
+    texts: list[str] = []
+    for path in dict.fromkeys([*before, *paths, *after]):
+        column, text_of_run = run.get(path, ((), ""))
+        early, late = before.get(path, []), after.get(path, [])
+        fields[path] = [*early, *column, *late]
+        texts.append("".join([*early, text_of_run, *late]) if early or late else text_of_run)
+    return UniformStream(all_keys, fields, block, texts)
 
 
 _VALUE = r'([^"\\\x00-\x1f]*)'

@@ -82,6 +82,7 @@ def test_a_servers_reply_is_read_as_parsing_reads_it() -> None:
     view = uniform_stream(text)
     assert view is not None
     assert (view.keys, view.fields) == parsed_view(text)
+    assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
     assert view.block is _event_block_holds(text) is True
     content = view.fields[("choices", 0, "delta", "content")]
     assert content[:2] == ["word0 ", "word1 "]
@@ -128,6 +129,7 @@ def test_a_view_is_what_parsing_reads_or_none(
     if view is None:
         return
     assert (view.keys, view.fields) == parsed_view(text)
+    assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
 
 
 @settings(max_examples=200, deadline=None)
@@ -151,6 +153,7 @@ def test_text_written_into_a_line_as_it_is_never_fools_the_view(
     if view is not None:
         assert parse_events(text) is not None
         assert (view.keys, view.fields) == parsed_view(text)
+        assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
 
 
 @pytest.mark.parametrize(
@@ -174,6 +177,7 @@ def test_a_stream_with_several_fields_in_pieces_keeps_each_fields_order() -> Non
     view = uniform_stream(text)
     assert view is not None
     assert (view.keys, view.fields) == parsed_view(text)
+    assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
     assert view.fields[("n", 1, "y")][:2] == ["y0", "y1"]
 
 
