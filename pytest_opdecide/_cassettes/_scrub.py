@@ -421,8 +421,14 @@ def _stream_paths(text: str, paths: MachinePaths) -> str:
     string of its events is then the very characters between its quotes, and a quote is no
     character that a path begins or ends next to, so a path in any string would be a path in
     the text. (Text data right after ``data:`` begins a string where the text has a colon
-    before it, which the generic folders' rule treats otherwise: such a stream is read.)"""
+    before it, which the generic folders' rule treats otherwise: such a stream is read.) So is
+    a stream, escapes and all, none of whose strings can hold what every replacement takes in
+    (:func:`json_strings_lack`: a streamed tool call's arguments are escaped JSON)."""
     if "\\" not in text and "data:/" not in text and paths.text(text) == text:
+        return text
+    # With escapes: no string of any event (and no text data) can hold what every replacement
+    # takes in, wherever it stands (as stream_by_value proves it for secrets).
+    if json_strings_lack(text, paths.needles):
         return text
     events = parse_events(text)
     if events is None:

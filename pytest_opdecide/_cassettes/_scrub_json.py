@@ -152,8 +152,9 @@ def by_name(
 
 
 def json_document(text: str) -> Any:
-    """The object or array a string holds as JSON, else ``None``."""
-    if text.lstrip()[:1] not in ("{", "["):
+    """The object or array a string holds as JSON, else ``None``. Text that does not end in
+    a bracket is not parsed (a streamed tool call's every piece starts with ``{``)."""
+    if text.lstrip()[:1] not in ("{", "[") or text.rstrip()[-1:] not in ("}", "]"):
         return None
     try:
         parsed = json.loads(text)

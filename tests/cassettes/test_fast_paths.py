@@ -133,6 +133,28 @@ def test_the_passes_over_a_json_body_agree_with_the_slow_path(
     assert json.loads(_body_paths(raw, paths, headers)) == paths.value(json.loads(raw))
 
 
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(json_values, min_size=1, max_size=5), slashes=st.booleans())
+def test_a_stream_with_escapes_loses_its_paths_as_the_slow_way_finds_them(
+    values: list[Any], slashes: bool
+) -> None:
+    # Events whose JSON escapes characters (a tool call's arguments), some holding a path
+    # (escaped slashes, a \u escape): proven free of paths only when no string holds one.
+    events = [
+        {"v": value, "p": ["/home/ada/x" if n % 2 else "plain"]} for n, value in enumerate(values)
+    ]
+    lines = [json.dumps(event) for event in events]
+    if slashes:
+        lines = [line.replace("/", "\\/") for line in lines]
+    text = "".join(f"data: {line}\n\n" for line in lines)
+    paths = MachinePaths([("<HOME>", "/home/ada")], generic=True)
+    fast = _scrub._stream_paths(text, paths)
+    with mock.patch.object(_scrub, "json_strings_lack", return_value=False):
+        slow = _scrub._stream_paths(text, paths)
+    assert fast == slow
+    assert "/home/ada" not in fast.replace("\\/", "/")
+
+
 def test_a_long_prompt_with_an_escaped_key_is_still_scrubbed() -> None:
     prompt = "Ticket 1: the order arrived damaged.\n" * 20_000
     hidden = HIDDEN_KEY.replace("k", "\\u006b", 1)  # only the parsed string holds the key
