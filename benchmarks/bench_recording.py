@@ -6,7 +6,9 @@ it, replace the file) against plain vcrpy writing the same traffic (its filesyst
 and YAML serializer, through their documented interfaces), both measured in this run on:
 
 * 20 interactions whose prompts are 250 KB each;
-* one streamed reply of 1 MB (server-sent events, stored event by event);
+* one streamed reply of 1 MB (11,500 server-sent events of content, stored as one block);
+* one streamed tool call of 1 MB (7,000 events, each a piece of the call's arguments: JSON
+  held in a string, so every quote escaped);
 * 400 small interactions.
 
 Target: at most 2x plain vcrpy's writer on each.
@@ -62,6 +64,19 @@ def _stream(size: int) -> bytes:
     return ("".join(events) + "data: [DONE]\n\n").encode()
 
 
+def _tool_call_stream(size: int) -> bytes:
+    events, total, index = [], 0, 0
+    while total < size:
+        piece = f'{{"k{index}": "v"'  # what a model streams: the arguments, piece by piece
+        call = {"index": 0, "function": {"arguments": piece}}
+        delta = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+        event = f"data: {json.dumps(delta)}\n\n"
+        events.append(event)
+        total += len(event)
+        index += 1
+    return ("".join(events) + "data: [DONE]\n\n").encode()
+
+
 def _pair(number: int, prompt_size: int, stream_size: int = 0, key: str = "") -> Pair:
     fields: dict[str, Any] = {
         "model": "smollm2-135m-instruct",
@@ -92,6 +107,11 @@ def _pair(number: int, prompt_size: int, stream_size: int = 0, key: str = "") ->
     return request, response
 
 
+def _tool_call(pair: Pair) -> Pair:
+    pair[1]["body"]["string"] = _tool_call_stream(1_000_000)
+    return pair
+
+
 def _ours(path: Path, pairs: list[Pair]) -> None:
     write_cassette(path, pairs, scrubber=Scrubber(secrets=Secrets()))
 
@@ -117,6 +137,7 @@ def writing_rows() -> list[Measurement]:
     cases = {
         "20 interactions of 250 KB prompts": [_pair(n, 250_000) for n in range(20)],
         "a 1 MB streamed reply": [_pair(0, 2_000, stream_size=1_000_000)],
+        "a 1 MB streamed tool call": [_tool_call(_pair(0, 2_000, stream_size=1_000_000))],
         "400 small interactions": [_pair(n, 500) for n in range(400)],
     }
     rows = []

@@ -323,7 +323,9 @@ class Scrubber:
         view = uniform_stream(text) if len(text) >= UNIFORM_MIN else None
         if view is not None:
             fields = self.body_fields
-            if not any(named_secret(key, fields, False) for key in view.keys):
+            if not any(named_secret(key, fields, False) for key in view.keys) and not (
+                view.escaped and self._documents_in_strings_change(view)
+            ):
                 # No event has a secret-named field: only what the pieces of a field add up
                 # to is left to read (a tool call's arguments).
                 for strings, joined in zip(view.fields.values(), view.texts, strict=True):
@@ -360,6 +362,16 @@ class Scrubber:
             return body
         out = render_events(events)
         return out.encode() if isinstance(body, bytes) else out
+
+    def _documents_in_strings_change(self, view: UniformStream) -> bool:
+        """Whether a string of the view's events holds JSON with a secret-named field (a
+        tool call's arguments sent whole): the events must then be rewritten."""
+        for strings in view.fields.values():
+            for string in strings:
+                document = json_document(string)
+                if document is not None and self.json_value(document) is not document:
+                    return True
+        return False
 
     # -- by value --
 

@@ -181,20 +181,47 @@ def test_a_stream_with_several_fields_in_pieces_keeps_each_fields_order() -> Non
     assert view.fields[("n", 1, "y")][:2] == ["y0", "y1"]
 
 
-def test_a_tool_calls_arguments_are_escaped_json_and_read_the_slow_way() -> None:
+def test_a_tool_calls_arguments_are_escaped_json_read_as_parsing_reads_them() -> None:
     # Arguments in pieces are JSON held in a string: their quotes are escaped.
+    parts = ['{"pass', 'word": "', "hunter2", '-and-\\more"}'] * 50
     events = [
         {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": part}}]}}]}
-        for part in ['{"pass', 'word": "', "hunter2", '-and-more"}'] * 50
+        for part in parts
     ]
-    assert uniform_stream(stream(events)) is None
+    text = stream(events)
+    view = uniform_stream(text)
+    assert view is not None
+    assert (view.keys, view.fields) == parsed_view(text)
+    path = ("choices", 0, "delta", "tool_calls", 0, "function", "arguments")
+    assert view.fields[path][:4] == parts[:4]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.text(alphabet='ab"\\/\n\t\x00\x7fé\u2028\U0001f600', max_size=5), min_size=3
+    ),
+    ascii_only=st.booleans(),
+)
+def test_values_with_every_escape_are_decoded_as_parsing_decodes_them(
+    values: list[str], ascii_only: bool
+) -> None:
+    lines = [json.dumps(chunk(value), ensure_ascii=ascii_only) for value in values]
+    text = "".join(f"data: {line}\n\n" for line in lines)
+    view = uniform_stream(text)
+    if ascii_only and any(ord(c) > 0xFFFF for c in "".join(values)):
+        assert view is None  # a pair of escaped surrogates: parsing's business
+    elif view is not None:
+        assert (view.keys, view.fields) == parsed_view(text)
+        assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
 
 
 @pytest.mark.parametrize(
     "text",
     [
         pytest.param(reply(["a"] * 50).replace("\n\n", "\r\n\r\n"), id="CRLF"),
-        pytest.param(reply(["a\\"] * 50), id="escapes"),
+        pytest.param(reply(["\ud83d"] * 50), id="a lone surrogate, escaped"),
+        pytest.param(reply(["\udc00"] * 50), id="a lone low surrogate, escaped"),
         pytest.param(
             stream([chunk("a")] * 20 + [{"other": "shape"}] + [chunk("b")] * 20), id="mid"
         ),
@@ -273,6 +300,20 @@ def test_a_key_written_as_a_field_name_in_a_long_stream_is_replaced() -> None:
     out = scrubbed(text)
     assert KEY not in out
     assert PLACEHOLDER in out
+
+
+def test_a_secret_field_in_arguments_sent_whole_in_a_long_stream_is_replaced() -> None:
+    # The pieces together start with "x": no JSON there; each later piece is JSON alone.
+    whole = json.dumps({"user": "ann", "api_key": "live-key-0123456789"})
+    events = [
+        {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": arguments}}]}}]}
+        for arguments in ["x", *[whole] * (UNIFORM_MIN // 80)]
+    ]
+    text = stream(events)
+    assert uniform_stream(text) is not None
+    out = scrubbed(text)
+    assert "live-key-0123456789" not in out
+    assert "ann" in out
 
 
 def test_a_known_secret_in_one_piece_of_a_long_stream_is_replaced() -> None:
