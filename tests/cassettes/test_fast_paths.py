@@ -32,6 +32,7 @@ from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, load_yaml
 from pytest_opdecide._http._secrets import (
     _KEYLIKE_MARKS,
     Secrets,
+    contains,
     holds_any,
     holds_mark,
     json_strings_lack,
@@ -68,6 +69,18 @@ def test_holds_any_answers_as_a_plain_search(
     long = text * repeat  # past the length where characters are looked for first
     for candidate in (text, long):
         assert holds_any(candidate, found) == any(needle in candidate for needle in found)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet="ab.*+?()[]{}|^$\\\n-sk", max_size=40),
+    repeat=st.integers(1, 80),
+    needle=st.text(alphabet="ab.*+?()[]{}|^$\\\n-sk", min_size=1, max_size=4),
+)
+def test_contains_answers_as_in_at_every_length(text: str, repeat: int, needle: str) -> None:
+    # Past a kilobyte, a compiled pattern looks: its special characters must be literal.
+    for candidate in (text, text * repeat, "x" * 2_000 + text):
+        assert contains(candidate, needle) == (needle in candidate)
 
 
 @settings(max_examples=150, deadline=None)
