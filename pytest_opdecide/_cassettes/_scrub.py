@@ -86,7 +86,13 @@ from pytest_opdecide._cassettes._scrub_json import (
 )
 from pytest_opdecide._cassettes._yaml_format import body_text, header, parse_events, render_events
 from pytest_opdecide._http._redaction import credential_parts, secret_header, secret_param
-from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, json_strings_lack, worth_searching
+from pytest_opdecide._http._secrets import (
+    PLACEHOLDER,
+    Secrets,
+    contains,
+    json_strings_lack,
+    worth_searching,
+)
 
 __all__ = [
     "DEFAULT_BODY_FIELDS",
@@ -436,7 +442,7 @@ def _stream_paths(text: str, paths: MachinePaths) -> str:
     before it, which the generic folders' rule treats otherwise: such a stream is read.) So is
     a stream, escapes and all, none of whose strings can hold what every replacement takes in
     (:func:`json_strings_lack`: a streamed tool call's arguments are escaped JSON)."""
-    if "\\" not in text and "data:/" not in text and paths.text(text) == text:
+    if "\\" not in text and not contains(text, "data:/") and paths.text(text) == text:
         return text
     # With escapes: no string of any event (and no text data) can hold what every replacement
     # takes in, wherever it stands (as stream_by_value proves it for secrets).

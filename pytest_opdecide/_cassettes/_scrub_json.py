@@ -25,7 +25,13 @@ from pytest_opdecide._cassettes._yaml_format import (
     parse_events,
     render_events,
 )
-from pytest_opdecide._http._secrets import PLACEHOLDER, Secrets, holds_any, json_strings_lack
+from pytest_opdecide._http._secrets import (
+    PLACEHOLDER,
+    Secrets,
+    contains,
+    holds_any,
+    json_strings_lack,
+)
 
 __all__ = [
     "SECRET_FIELD_ENDINGS",
@@ -652,7 +658,7 @@ def names_lack_secrets(text: str, fields: frozenset[str]) -> bool:
     one line too, since each piece begins with ``{`` or ``[``; one cut between two events would
     end in a ``":`` whose key holds the newlines between them, and no event's key does. A
     ``"k":`` is counted once: its opening quote is the last quote before its colon."""
-    if "\\" in text or "\r" in text or "\n\n\n" in text or not text.startswith("data: {"):
+    if "\\" in text or "\r" in text or contains(text, "\n\n\n") or not text.startswith("data: {"):
         return False
     if not text.endswith("\n"):
         return False

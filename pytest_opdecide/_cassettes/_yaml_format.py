@@ -30,6 +30,7 @@ import yaml
 
 from pytest_opdecide._cassettes._shape import check_encodings, check_layout
 from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, Refused, load_yaml
+from pytest_opdecide._http._secrets import contains
 
 __all__ = [
     "STREAM_BLOCK_EVENTS",
@@ -284,7 +285,7 @@ def held_as_is(text: str) -> bool:
     """Whether a literal block holds ``text`` byte for byte: no character of
     :data:`_UNHELD_CHAR` and no space that ends a line. An ASCII text (the usual stream) is
     checked at ``bytes.translate`` speed rather than by a pattern tried at every character."""
-    if " \n" in text:
+    if contains(text, " \n"):
         return False
     if text.isascii():
         return not text.encode("ascii").translate(None, _HELD_ASCII)
@@ -315,7 +316,7 @@ def _event_block_holds(text: str) -> bool:
     pairs = text.count("\n\n")
     if pairs <= STREAM_BLOCK_EVENTS or text[:1] in ("", " ", "\n"):
         return False
-    if "\n\n\n" in text or not held_as_is(text):
+    if contains(text, "\n\n\n") or not held_as_is(text):
         return False
     return _lines_are_fields(text, pairs)
 
@@ -629,7 +630,11 @@ class ReadableYaml:
             Refused: As :meth:`check`.
             yaml.YAMLError: The text is not YAML.
         """
-        if (anchored and "&id" in text) or "\\" in text or not _plain_within(data, MAX_DEPTH - 1):
+        if (
+            (anchored and contains(text, "&id"))
+            or "\\" in text
+            or not _plain_within(data, MAX_DEPTH - 1)
+        ):
             ReadableYaml.check(text)
             return
         for interaction in data.get("interactions") or ():

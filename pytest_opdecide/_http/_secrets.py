@@ -143,7 +143,7 @@ def json_strings_lack(text: str, needles: tuple[str, ...]) -> bool:
     (one no escape writes from other characters: not a control character) is in no string.
     ``False`` says only that a string may hold one.
     """
-    if "\\u" in text:
+    if contains(text, "\\u"):
         return False
     present: dict[str, bool] = {}
     github: bool | None = None
