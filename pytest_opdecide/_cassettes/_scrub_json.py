@@ -22,6 +22,7 @@ from typing import Any
 from pytest_opdecide._cassettes._yaml_format import (
     STREAM_BLOCK_EVENTS,
     held_as_is,
+    holds_lone_surrogates,
     parse_events,
     render_events,
 )
@@ -466,6 +467,8 @@ def _shape(line: str) -> _Shape | None:
         data = json.loads(line[6:])
     except (ValueError, RecursionError):
         return None
+    if holds_lone_surrogates(line, data):
+        return None  # parsing stores such an event as its text
     slots: list[tuple[bool, Any]] = []
     _slots(data, (), slots)
     tokens = list(_TOKEN.finditer(line)) if len(slots) <= _MAX_SLOTS else []

@@ -40,6 +40,7 @@ __all__ = [
     "dump_yaml",
     "header",
     "held_as_is",
+    "holds_lone_surrogates",
     "load_yaml",
     "parse_events",
     "raw_body",
@@ -208,7 +209,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 alone is text that no UTF-8 file can hold."""
 
 
-def _holds_lone_surrogates(text: str, data: Any) -> bool:
+def holds_lone_surrogates(text: str, data: Any) -> bool:
     """Whether JSON ``data`` parsed from ``text`` holds a lone surrogate (a half of a UTF-16
     pair, escaped in the text): YAML data cannot carry it, the text as it came can."""
     if _SURROGATE_ESCAPE.search(text) is None:
@@ -247,7 +248,7 @@ def parse_events(text: str) -> list[Any] | None:
                 parsed = None
             # Only objects and arrays are stored structured: a string stays the text it was
             # ("[DONE]"), so that replay sends exactly what the server sent.
-            if isinstance(parsed, dict | list) and _holds_lone_surrogates(data, parsed):
+            if isinstance(parsed, dict | list) and holds_lone_surrogates(data, parsed):
                 parsed = None  # stored as the text it came as
             events.append({"data": parsed if isinstance(parsed, dict | list) else data})
         else:
@@ -360,7 +361,7 @@ def readable_body(
                 data = json.loads(text)
             except ValueError:
                 return text
-        if not _holds_lone_surrogates(text, data):
+        if not holds_lone_surrogates(text, data):
             return {"json": data}
     return text
 

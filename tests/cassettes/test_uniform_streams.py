@@ -223,6 +223,10 @@ def test_values_with_every_escape_are_decoded_as_parsing_decodes_them(
         pytest.param(reply(["\ud83d"] * 50), id="a lone surrogate, escaped"),
         pytest.param(reply(["\udc00"] * 50), id="a lone low surrogate, escaped"),
         pytest.param(
+            stream([{"\ud800": "x", "content": f"w{n}"} for n in range(50)]),
+            id="a lone surrogate in a key",
+        ),
+        pytest.param(
             stream([chunk("a")] * 20 + [{"other": "shape"}] + [chunk("b")] * 20), id="mid"
         ),
         pytest.param(
