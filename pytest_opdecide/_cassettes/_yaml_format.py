@@ -517,6 +517,22 @@ def _plain_within(value: Any, depth: int) -> bool:
 _CONTAINERS = (dict, list)
 
 
+def _block_backslashes(data: Any) -> int:
+    """The backslashes of the streams ``data`` stores as literal blocks (``event_stream``)."""
+    total = 0
+    for interaction in data.get("interactions") or ():
+        if not isinstance(interaction, dict):
+            continue
+        request, response = interaction.get("request"), interaction.get("response")
+        bodies = [request.get("body") if isinstance(request, dict) else None]
+        body = response.get("body") if isinstance(response, dict) else None
+        bodies.append(body.get("string") if isinstance(body, dict) else None)
+        for stored in bodies:
+            if isinstance(stored, dict) and isinstance(stored.get("event_stream"), str):
+                total += stored["event_stream"].count("\\")
+    return total
+
+
 class ReadableYaml:
     """vcrpy serializer: structured JSON, SSE events and literal blocks, read back losslessly.
 
@@ -617,8 +633,11 @@ class ReadableYaml:
 
         * the text has no alias (``&id``: expansion is the loader's to bound; not looked for
           when the writer says it made no anchor, ``anchored=False``: see
-          :meth:`written_owned`) and no backslash (no escape: each scalar is its characters as
-          written, which the loader reads back as they were);
+          :meth:`written_owned`) and no escape (each scalar is its characters as written,
+          which the loader reads back as they were): every backslash of the text is one of a
+          stream stored as a block (``event_stream``), where it is a character (a
+          double-quoted scalar's escapes, or a stream's backslashes doubled in one, would be
+          more);
         * no mapping or list is nested as deep as the loader's bound, and every key is text
           (two keys of one mapping are then two keys of the file);
         * no response names a ``Content-Encoding`` (its body is checked as replay decodes it);
@@ -633,7 +652,7 @@ class ReadableYaml:
         """
         if (
             (anchored and contains(text, "&id"))
-            or "\\" in text
+            or ("\\" in text and text.count("\\") != _block_backslashes(data))
             or not _plain_within(data, MAX_DEPTH - 1)
         ):
             ReadableYaml.check(text)

@@ -27,7 +27,7 @@ from pytest_opdecide._cassettes._scrub import (
 )
 from pytest_opdecide._cassettes._scrub_json import by_value, stream_by_value
 from pytest_opdecide._cassettes._shape import Refused, _Checker, _json_fits
-from pytest_opdecide._cassettes._yaml_format import ReadableYaml
+from pytest_opdecide._cassettes._yaml_format import STREAM_BLOCK_EVENTS, ReadableYaml
 from pytest_opdecide._cassettes._yaml_loader import MAX_DEPTH, load_yaml
 from pytest_opdecide._http._secrets import (
     _KEYLIKE_MARKS,
@@ -273,6 +273,35 @@ def test_the_data_check_agrees_with_the_files_check(
     item = _stored(body, code=code, headers={"x-note": [header]})
     item["response"]["status"]["message"] = message
     _agree([item])
+
+
+def _long_stream_item(piece: str, note: str) -> dict[str, Any]:
+    item = _stored({"a": 1}, headers={"content-type": ["text/event-stream"], "x-note": [note]})
+    events = [json.dumps({"arguments": f"{piece}{n}"}) for n in range(STREAM_BLOCK_EVENTS + 5)]
+    item["response"]["body"]["string"] = "".join(f"data: {event}\n\n" for event in events)
+    return item
+
+
+@pytest.mark.parametrize(
+    ("piece", "note", "read_back"),
+    [
+        ('{"k": "', "plain", False),  # backslashes in the block alone: characters
+        ('{"k": "', "a\ttab", True),  # and an escape in another scalar
+        ("plain", "a\ttab", True),
+        ("plain", "plain", False),
+    ],
+)
+def test_backslashes_of_a_block_alone_need_no_read_back(
+    piece: str, note: str, read_back: bool
+) -> None:
+    stored = [_long_stream_item(piece, note)]
+    data = {"interactions": stored, "version": 1}
+    text = ReadableYaml.serialize_owned(data)
+    assert "event_stream: |+" in text
+    with mock.patch.object(ReadableYaml, "check", wraps=ReadableYaml.check) as check:
+        ReadableYaml.check_own(data, text)
+    assert check.called is read_back
+    _agree([_long_stream_item(piece, note)])
 
 
 STREAMS = [
