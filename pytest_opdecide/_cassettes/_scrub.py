@@ -372,7 +372,9 @@ class Scrubber:
     def _documents_in_strings_change(self, view: UniformStream) -> bool:
         """Whether a string of the view's events holds JSON with a secret-named field (a
         tool call's arguments sent whole): the events must then be rewritten."""
-        for strings in view.fields.values():
+        for strings, joined in zip(view.fields.values(), view.texts, strict=True):
+            if '"' not in joined:
+                continue  # JSON with a field has a quote
             for string in strings:
                 document = json_document(string)
                 if document is not None and self.json_value(document) is not document:
