@@ -37,14 +37,14 @@ import site
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from pytest_opdecide._http._secrets import _trie, holds_any
 
-__all__ = ["PLACEHOLDERS", "MachinePaths"]
+__all__ = ["PLACEHOLDERS", "MachinePaths", "strings_replaced"]
 
 PLACEHOLDERS = (
     "<SITE-PACKAGES>",
@@ -143,6 +143,28 @@ def _candidates(project: Path | None, pytest_tmp: Path | None) -> list[tuple[str
         ("<TMP>", [tempfile.gettempdir()]),
         ("<HOME>", home),
     ]
+
+
+def strings_replaced(value: Any, text: Callable[[str], str]) -> Any:
+    """A JSON value with ``text`` applied to every string (keys too); the very object when
+    nothing changes (copy on write). The pass by value and the pass over paths both walk so."""
+    if isinstance(value, str):
+        new = text(value)
+        return value if new == value else new
+    if isinstance(value, dict):
+        out = {}
+        changed = False
+        for key, item in value.items():
+            new_key = strings_replaced(key, text) if isinstance(key, str) else key
+            new_item = strings_replaced(item, text)
+            changed = changed or new_key is not key or new_item is not item
+            out[new_key] = new_item
+        return out if changed else value
+    if isinstance(value, list):
+        items = [strings_replaced(item, text) for item in value]
+        changed = any(new is not old for new, old in zip(items, value, strict=True))
+        return items if changed else value
+    return value
 
 
 class MachinePaths:
@@ -246,20 +268,4 @@ class MachinePaths:
     def value(self, value: Any) -> Any:
         """A JSON value with every path replaced in every string (keys too); the very object
         when nothing changes (copy on write)."""
-        if isinstance(value, str):
-            new = self.text(value)
-            return value if new == value else new
-        if isinstance(value, dict):
-            out = {}
-            changed = False
-            for key, item in value.items():
-                new_key = self.value(key) if isinstance(key, str) else key
-                new_item = self.value(item)
-                changed = changed or new_key is not key or new_item is not item
-                out[new_key] = new_item
-            return out if changed else value
-        if isinstance(value, list):
-            items = [self.value(item) for item in value]
-            changed = any(new is not old for new, old in zip(items, value, strict=True))
-            return items if changed else value
-        return value
+        return strings_replaced(value, self.text)

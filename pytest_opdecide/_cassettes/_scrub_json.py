@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from pytest_opdecide._cassettes._machine_paths import strings_replaced
 from pytest_opdecide._cassettes._yaml_format import (
     STREAM_BLOCK_EVENTS,
     held_as_is,
@@ -202,23 +203,7 @@ def json_documents(text: str) -> Iterator[Any]:
 def by_value(value: Any, secrets: Secrets) -> Any:
     """A JSON value with every string (keys too) scrubbed by value; the very object when
     nothing changes."""
-    if isinstance(value, str):
-        new = secrets.text(value)
-        return value if new == value else new
-    if isinstance(value, dict):
-        out = {}
-        changed = False
-        for key, item in value.items():
-            new_key = by_value(key, secrets) if isinstance(key, str) else key
-            new_item = by_value(item, secrets)
-            changed = changed or new_key is not key or new_item is not item
-            out[new_key] = new_item
-        return out if changed else value
-    if isinstance(value, list):
-        items = [by_value(item, secrets) for item in value]
-        changed = any(new is not old for new, old in zip(items, value, strict=True))
-        return items if changed else value
-    return value
+    return strings_replaced(value, secrets.text)
 
 
 def _string_leaves(
