@@ -393,9 +393,9 @@ class UniformStream:
         keys: set[str],
         fields: dict[tuple[Any, ...], list[str]],
         block: bool,
-        texts: list[str] | None = None,
+        texts: list[str],
         *,
-        escaped: bool = False,
+        escaped: bool,
     ) -> None:
         self.keys = keys
         self.fields = fields
@@ -403,7 +403,7 @@ class UniformStream:
         self.escaped = escaped
         """Whether the text has a backslash: without one, no string holds a quote, so none is
         JSON with a key."""
-        self.texts = ["".join(pieces) for pieces in fields.values()] if texts is None else texts
+        self.texts = texts
         """What the pieces of each field add up to (a tool call's arguments, a reply), in the
         order of :attr:`fields`."""
 

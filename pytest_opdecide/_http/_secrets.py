@@ -63,7 +63,7 @@ _GITHUB_MARKS = frozenset(f"gh{kind}_" for kind in "pousr")
 _GITHUB_MARK = re.compile("gh[pousr]_")
 """The five GitHub marks, looked for in one pass (five searches of a long text cost five)."""
 _OTHER_MARKS = ("sk-", "Bearer", "AKIA", "ASIA", "AIza", "xox")
-_KEYLIKE_MARKS = (*_OTHER_MARKS[:5], *sorted(_GITHUB_MARKS), "xox")
+_KEYLIKE_MARKS = (*_OTHER_MARKS, *sorted(_GITHUB_MARKS))
 """What every match of :data:`KEYLIKE` holds (a Slack token's ``xox`` stands for its five
 kinds): a text with none of them is not searched (looking for a few plain strings is many
 times faster than trying the pattern at every word)."""
