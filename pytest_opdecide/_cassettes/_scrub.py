@@ -334,8 +334,8 @@ class Scrubber:
             ):
                 # No event has a secret-named field: only what the pieces of a field add up
                 # to is left to read (a tool call's arguments).
-                for strings, joined in zip(view.fields.values(), view.texts, strict=True):
-                    if len(strings) > 1:
+                for count, joined in zip(view.counts, view.texts, strict=True):
+                    if count > 1:
                         for document in json_documents(joined):
                             self.json_value(document)
                 self._views.append((text, view))  # for the pass by value
@@ -372,10 +372,10 @@ class Scrubber:
     def _documents_in_strings_change(self, view: UniformStream) -> bool:
         """Whether a string of the view's events holds JSON with a secret-named field (a
         tool call's arguments sent whole): the events must then be rewritten."""
-        for strings, joined in zip(view.fields.values(), view.texts, strict=True):
+        for pieces, joined in zip(view.closing_pieces(), view.texts, strict=True):
             if '"' not in joined:
                 continue  # JSON with a field has a quote
-            for string in strings:
+            for string in pieces:
                 document = json_document(string)
                 if document is not None and self.json_value(document) is not document:
                     return True

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -379,33 +381,53 @@ class UniformStream:
 
     Attributes:
         keys: Every key of every event's JSON.
-        fields: The strings of the events, grouped as :func:`stream_fields` groups them (a
-            field's path, ``("<data>",)`` for data that is not JSON), in order.
         block: Whether a literal block holds the text byte for byte and the stream is long
             enough to be written as one (what :func:`~._yaml_format.readable_body` would find,
             here known without reading the text again).
+        escaped: Whether the text has a backslash: without one, no string holds a quote, so
+            none is JSON with a key.
+        texts: What the pieces of each field add up to (a tool call's arguments, a reply), in
+            the order of :attr:`fields`.
+        counts: How many pieces each field has, in the same order.
     """
 
-    __slots__ = ("block", "escaped", "fields", "keys", "texts")
+    __slots__ = ("_fields", "_runs", "block", "counts", "escaped", "keys", "texts")
 
     def __init__(
         self,
         keys: set[str],
-        fields: dict[tuple[Any, ...], list[str]],
+        runs: dict[tuple[Any, ...], _Run],
         block: bool,
         texts: list[str],
         *,
         escaped: bool,
     ) -> None:
         self.keys = keys
-        self.fields = fields
+        self._runs = runs
         self.block = block
         self.escaped = escaped
-        """Whether the text has a backslash: without one, no string holds a quote, so none is
-        JSON with a key."""
         self.texts = texts
-        """What the pieces of each field add up to (a tool call's arguments, a reply), in the
-        order of :attr:`fields`."""
+        self.counts = [len(run.early) + len(run.column) + len(run.late) for run in runs.values()]
+        self._fields: dict[tuple[Any, ...], list[str]] | None = None
+
+    @property
+    def fields(self) -> dict[tuple[Any, ...], list[str]]:
+        """The strings of the events, grouped as :func:`stream_fields` groups them (a field's
+        path, ``("<data>",)`` for data that is not JSON), in order; decoded when first asked
+        for (scrubbing needs only :meth:`closing_pieces`)."""
+        if self._fields is None:
+            self._fields = {
+                path: [*run.early, *run.decoded(run.column), *run.late]
+                for path, run in self._runs.items()
+            }
+        return self._fields
+
+    def closing_pieces(self) -> Iterator[list[str]]:
+        """By field, in the order of :attr:`fields`, the pieces that may be a JSON document
+        (each holds a closing bracket, or an escape that may write one); the others cannot
+        (a document ends in one), and are not decoded."""
+        for run in self._runs.values():
+            yield [*run.early, *run.decoded(run.may_close()), *run.late]
 
     def lacks(self, needles: tuple[str, ...]) -> bool:
         """Whether scrubbing by value finds nothing: none of ``needles``
@@ -414,6 +436,58 @@ class UniformStream:
         of its field's text (within one event)."""
         # Joined by a newline: a needle found across two fields is only a needless slow read.
         return not holds_any("\n".join([*self.texts, *self.keys]), needles)
+
+
+_MAY_CLOSE = ("}", "]", "\\u")
+"""What in a string value's text as written may be a closing bracket once decoded: one, or a
+``\\u`` escape."""
+
+
+class _Run:
+    """One field of a :class:`UniformStream`: its pieces in the matched events as written
+    (:attr:`raw`: with escapes), what they add up to as written, and its pieces in the odd
+    events before and after them (decoded)."""
+
+    __slots__ = ("column", "early", "joined", "late", "raw")
+
+    def __init__(self, column: list[str], joined: str) -> None:
+        self.column, self.joined, self.raw = column, joined, "\\" in joined
+        self.early: list[str] = []
+        self.late: list[str] = []
+
+    def text(self) -> str:
+        """What the field's pieces add up to, as JSON reads them: the matched ones' text
+        decoded at once (each piece is a JSON string's text with no escaped half of a UTF-16
+        pair, so the pieces decoded one by one add up to the same)."""
+        run: str = json.loads(f'"{self.joined}"') if self.raw else self.joined
+        if not self.early and not self.late:
+            return run
+        return "".join([*self.early, run, *self.late])
+
+    def decoded(self, pieces: list[str]) -> list[str]:
+        """``pieces`` of :attr:`column` as JSON reads them: all of them in one array, at C
+        speed."""
+        if not self.raw or not pieces:
+            return pieces
+        decoded: list[str] = json.loads('["' + '","'.join(pieces) + '"]')
+        return decoded
+
+    def may_close(self) -> list[str]:
+        """The pieces of :attr:`column` that hold what :data:`_MAY_CLOSE` lists, as written."""
+        joined = self.joined
+        hits = sum(joined.count(mark) for mark in _MAY_CLOSE)
+        if not hits:
+            return []
+        if hits * 4 >= len(self.column):
+            return self.column  # finding the pieces costs more than reading them all
+        ends = list(itertools.accumulate(map(len, self.column)))
+        found: dict[int, None] = {}
+        for mark in _MAY_CLOSE:
+            at = joined.find(mark)
+            while at >= 0:
+                found[bisect.bisect_right(ends, at)] = None
+                at = joined.find(mark, at + 1)
+        return [self.column[i] for i in sorted(found)]
 
 
 def _slots(value: Any, path: tuple[Any, ...], out: list[tuple[bool, Any]]) -> None:
@@ -517,11 +591,6 @@ def uniform_stream(text: str) -> UniformStream | None:
     matched = len(found) * sum(map(len, parts)) + sum(map(len, joined))
     if matched != stop - start:  # the matches do not tile the events: not all of this shape
         return None
-    for number, raw in enumerate(joined):
-        if "\\" in raw:  # escapes: each value as JSON reads it
-            # Each value is a JSON string's text: all of them read in one array, at C speed.
-            columns[number] = json.loads('["' + '","'.join(columns[number]) + '"]')
-            joined[number] = "".join(columns[number])
     events = len(found) + len(lines) + len(ends)
     block = (
         events > STREAM_BLOCK_EVENTS
@@ -536,15 +605,17 @@ def uniform_stream(text: str) -> UniformStream | None:
         _add_fields(line, before, all_keys)
     for line in ends:
         _add_fields(line, after, all_keys)
-    run = dict(zip(paths, zip(columns, joined, strict=True), strict=True))
-    fields: dict[tuple[Any, ...], list[str]] = {}
-    texts: list[str] = []
+    matched_runs = {
+        path: _Run(column if type(column) is list else list(column), as_written)
+        for path, column, as_written in zip(paths, columns, joined, strict=True)
+    }
+    runs: dict[tuple[Any, ...], _Run] = {}
     for path in dict.fromkeys([*before, *paths, *after]):
-        column, text_of_run = run.get(path, ((), ""))
-        early, late = before.get(path, []), after.get(path, [])
-        fields[path] = [*early, *column, *late]
-        texts.append("".join([*early, text_of_run, *late]) if early or late else text_of_run)
-    return UniformStream(all_keys, fields, block, texts, escaped=escaped)
+        run = matched_runs.get(path) or _Run([], "")
+        run.early, run.late = before.get(path, []), after.get(path, [])
+        runs[path] = run
+    texts = [run.text() for run in runs.values()]
+    return UniformStream(all_keys, runs, block, texts, escaped=escaped)
 
 
 _PLAIN_VALUE = r'([^"\\\x00-\x1f]*)'

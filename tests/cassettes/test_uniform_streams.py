@@ -320,6 +320,39 @@ def test_a_secret_field_in_arguments_sent_whole_in_a_long_stream_is_replaced() -
     assert "ann" in out
 
 
+def _tool_call_line(arguments_as_written: str) -> str:
+    """One event of a streamed tool call, its arguments' string as written in the line."""
+    return (
+        'data: {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "'
+        + arguments_as_written
+        + '"}}]}}]}\n\n'
+    )
+
+
+@pytest.mark.parametrize("where", [0, 1, 250, -2, -1])
+@pytest.mark.parametrize(
+    "closing",
+    ["}", "\\u007d", "\\u007D"],
+    ids=["bracket", "escaped bracket", "escaped bracket, upper case"],
+)
+def test_one_piece_of_whole_json_among_pieces_without_a_bracket_is_read(
+    where: int, closing: str
+) -> None:
+    # What a model streams: pieces that open an object and never close one in the same
+    # piece (read by no one, each being no JSON), and one piece that is a whole object with a
+    # secret field; next to it a piece with a bracket that is no JSON.
+    pieces = [f'{{\\"k{n}\\": \\"v\\"' for n in range(UNIFORM_MIN // 60)]
+    pieces[where] = '{\\"user\\": \\"ann\\", \\"api_key\\": \\"live-key-0123456789\\"' + closing
+    pieces[where - 1] = "] not json"
+    text = "".join(_tool_call_line(piece) for piece in pieces) + "data: [DONE]\n\n"
+    view = uniform_stream(text)
+    assert view is not None
+    assert (view.keys, view.fields) == parsed_view(text)
+    out = scrubbed(text)
+    assert "live-key-0123456789" not in out
+    assert "ann" in out
+
+
 def test_a_known_secret_in_one_piece_of_a_long_stream_is_replaced() -> None:
     secret = "correct-horse-battery"
     out = scrubbed(long_reply([f"({secret})"]), Secrets([secret]))
