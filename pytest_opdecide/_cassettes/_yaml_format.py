@@ -182,6 +182,66 @@ def _without_end_marker(data: Any, text: str) -> str:
     return text
 
 
+_HELD_TOKEN = "opdecide-held-stream-{}"
+"""What a stream stored as a literal block (``event_stream:``) is written as, for libyaml, in
+:meth:`ReadableYaml.written_owned`; its lines are put in its place afterwards
+(:func:`_spliced`)."""
+
+
+def _block_tail(stream: str) -> int | None:
+    """How many line breaks end ``stream`` (one or two), when its lines can be put where
+    libyaml wrote a token of the same ending (:func:`_spliced`): a first line that neither
+    is empty nor starts with a space (libyaml would add an indentation indicator), and no two
+    empty lines in a row (none for :func:`readable_body`'s blocks); ``None`` otherwise (the
+    stream is written by libyaml)."""
+    tail = 2 if stream.endswith("\n\n") else 1 if stream.endswith("\n") else 0
+    if not tail or stream[:1] in (" ", "\n") or contains(stream, "\n\n\n"):
+        return None
+    return tail
+
+
+def _indented(core: str, indent: str) -> str:
+    """The lines of ``core`` (no empty line first or last, none two in a row) as a literal
+    block writes them: each line behind ``indent``, an empty line as a line break alone."""
+    if core.count("\n") == 2 * core.count("\n\n"):  # every line followed by a blank one
+        return indent + core.replace("\n\n", "\n\n" + indent)
+    return indent + core.replace("\n", "\n" + indent).replace(f"\n{indent}\n", "\n\n")
+
+
+def _spliced(text: str, blocks: list[tuple[str, str, int]]) -> str | None:
+    """``text`` with each ``(token, stream, tail)`` of ``blocks``: the token, which libyaml
+    wrote as the only line of a literal block, replaced by the stream's lines, as libyaml
+    writes them (what a literal block is: each line behind the block's indent, an empty line
+    empty; the token was written with the stream's line breaks at its end, so the block's
+    header and what follows it are the stream's). libyaml spends some 7 ms on each MB of a
+    block's lines, character by character; this, some 1 to 2. ``None`` when a token is not
+    once in ``text`` as the only line of a block (then libyaml writes the streams)."""
+    places = []
+    for token, stream, tail in blocks:
+        at = text.find(token)
+        if at < 0 or text.count(token) != 1:
+            return None
+        line = text.rfind("\n", 0, at) + 1
+        indent = text[line:at]
+        end = at + len(token)
+        if (
+            not indent
+            or indent.strip(" ")
+            or not text.endswith(("|\n", "|+\n"), 0, line)
+            or not text.startswith("\n" * tail, end)
+            or text.startswith("\n", end + tail)
+        ):
+            return None
+        places.append((line, end, _indented(stream[: len(stream) - tail], indent)))
+    pieces: list[str] = []
+    start = 0
+    for line, end, lines in sorted(places):
+        pieces += (text[start:line], lines)
+        start = end
+    pieces.append(text[start:])
+    return "".join(pieces)
+
+
 def header(headers: Mapping[str, Any], name: str) -> str:
     """The first value of header ``name`` (lower case), whatever its case in ``headers``."""
     for key, value in headers.items():
@@ -533,6 +593,32 @@ def _block_backslashes(data: Any) -> int:
     return total
 
 
+def _swapped_blocks(interactions: list[Any]) -> list[tuple[dict[str, Any], str, str, int]]:
+    """Each stream stored as a literal block in ``interactions`` (as :func:`readable_body`
+    stores them) that :func:`_spliced` can write, swapped for its token with the same line
+    breaks at its end: ``(holder, token, stream, tail)``, to swap back."""
+    blocks: list[tuple[dict[str, Any], str, str, int]] = []
+    swapped: set[int] = set()  # a body held twice (shared) is one block, swapped once
+    for interaction in interactions:
+        body = interaction["response"].get("body")
+        response_body = body.get("string") if isinstance(body, dict) else None
+        for stored in (interaction["request"].get("body"), response_body):
+            if (
+                not isinstance(stored, dict)
+                or type(stored.get("event_stream")) is not str
+                or id(stored) in swapped
+            ):
+                continue
+            swapped.add(id(stored))
+            stream = stored["event_stream"]
+            tail = _block_tail(stream)
+            if tail is not None:
+                token = _HELD_TOKEN.format(len(blocks))
+                blocks.append((stored, token, stream, tail))
+                stored["event_stream"] = token + "\n" * tail
+    return blocks
+
+
 class ReadableYaml:
     """vcrpy serializer: structured JSON, SSE events and literal blocks, read back losslessly.
 
@@ -597,14 +683,25 @@ class ReadableYaml:
                     held=held,
                 )
         replaced = _share_repeats(out.get("interactions", []))
-        text, anchored = _dumped(out, _Dumper)
-        if anchored:
-            try:
-                load_yaml(text)
-            except Refused:  # the repeats expand it past the bound: write them out
-                for holder, key, value in replaced:
-                    holder[key] = value
-                text, anchored = _dumped(out, _UnsharedDumper)
+        # libyaml writes each long stream as a token, whose place its lines then take.
+        blocks = _swapped_blocks(out.get("interactions", []))
+        dumper = _Dumper
+        try:
+            text, anchored = _dumped(out, dumper)
+            if anchored:
+                try:
+                    load_yaml(text)
+                except Refused:  # the repeats expand it past the bound: write them out
+                    for holder, key, value in replaced:
+                        holder[key] = value
+                    dumper = _UnsharedDumper
+                    text, anchored = _dumped(out, dumper)
+        finally:
+            for stored, _, stream, _ in reversed(blocks):
+                stored["event_stream"] = stream
+        if blocks:
+            whole = _spliced(text, [(token, stream, tail) for _, token, stream, tail in blocks])
+            text, anchored = (whole, anchored) if whole is not None else _dumped(out, dumper)
         return text, anchored
 
     @staticmethod
