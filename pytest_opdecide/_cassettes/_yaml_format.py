@@ -10,6 +10,10 @@ A cassette file is YAML that a person can read and review in a diff:
 * text with line breaks (prompts) is written as literal blocks;
 * headers with one value are written as ``name: value``.
 
+libyaml writes the file, but for the lines of long literal blocks (a stream, a prompt): it
+writes a token in their place, and the lines are put there afterwards as libyaml writes them
+(:func:`_spliced`: the same text, at a fraction of libyaml's time per character).
+
 The ``version`` key is written last and required when reading: a file cut short anywhere (a
 truncated copy, a bad merge) lacks it and is refused rather than replayed with half of it.
 Reading checks the whole file before anything replays it: :func:`load_yaml` (of
@@ -101,7 +105,14 @@ class _UnsharedDumper(_Dumper):
         return True
 
 
-def _nodes(dumper: Any, data: Any, *, shared: bool) -> tuple[yaml.Node, bool]:
+def _nodes(
+    dumper: Any,
+    data: Any,
+    *,
+    shared: bool,
+    blocks: list[tuple[str, int]] | None = None,
+    held: Container[int] = (),
+) -> tuple[yaml.Node, bool]:
     """The YAML node tree of ``data``, as PyYAML's safe representer builds it for
     :class:`_Dumper` (the same tags, styles and order; a dict or list the data holds twice is
     one node, which the serializer anchors, unless not ``shared``), built without the
@@ -109,7 +120,12 @@ def _nodes(dumper: Any, data: Any, *, shared: bool) -> tuple[yaml.Node, bool]:
     of the time spent writing one. Any other value (floats, bytes) goes to the representer.
 
     And whether the text may hold an anchor: ``False`` when no node is in the tree twice (the
-    serializer anchors only those) and the representer was handed nothing but floats."""
+    serializer anchors only those) and the representer was handed nothing but floats.
+
+    ``blocks``: each long text that a literal block holds as it is (:func:`_splices`) is
+    written as a token instead, and added to it with its line breaks at the end, in the order
+    of the tree (see :func:`_spliced`); ``held``: the ids of texts known to be held as they
+    are."""
     seen: dict[int, yaml.Node] = {}
     scalar, mapping, sequence = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
     anchored = False
@@ -118,7 +134,14 @@ def _nodes(dumper: Any, data: Any, *, shared: bool) -> tuple[yaml.Node, bool]:
         nonlocal anchored
         kind = type(value)
         if kind is str:
-            return scalar(_STR, value, style="|" if "\n" in value else None)
+            if "\n" not in value:
+                return scalar(_STR, value)
+            if blocks is not None and len(value) >= _SPLICED_MIN:
+                tail = _splices(value, id(value) in held)
+                if tail is not None:
+                    blocks.append((value, tail))
+                    return scalar(_STR, _token(len(blocks) - 1, tail), style="|")
+            return scalar(_STR, value, style="|")
         if kind is dict or kind is list:
             made = seen.get(id(value)) if shared else None
             if made is not None:
@@ -157,21 +180,32 @@ def dump_yaml(data: Any, *, sort_keys: bool = False) -> str:
     return _dumped(data, _Dumper)[0]
 
 
-def _dumped(data: Any, dumper: Any) -> tuple[str, bool]:
+def _dumped(
+    data: Any, dumper: Any, *, splice: bool = False, held: Container[int] = ()
+) -> tuple[str, bool]:
     """The text of ``data`` in the key order it has, and whether it may hold an anchor (see
-    :func:`_nodes`)."""
+    :func:`_nodes`). ``splice``: long literal blocks' lines are put in by :func:`_spliced`
+    (the same text; ``held``: as :func:`_nodes` takes it)."""
+    blocks: list[tuple[str, int]] | None = [] if splice else None
     stream = io.StringIO()
     writer = dumper(
         stream, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False
     )
     try:
         writer.open()
-        tree, anchored = _nodes(writer, data, shared=not writer.ignore_aliases({}))
+        shared = not writer.ignore_aliases({})
+        tree, anchored = _nodes(writer, data, shared=shared, blocks=blocks, held=held)
         writer.serialize(tree)
         writer.close()
     finally:
         writer.dispose()
-    return _without_end_marker(data, stream.getvalue()), anchored
+    text = stream.getvalue()
+    if blocks:
+        whole = _spliced(text, blocks)
+        if whole is None:  # a token where libyaml did not write it: libyaml writes them all
+            return _dumped(data, dumper)
+        text = whole
+    return _without_end_marker(data, text), anchored
 
 
 def _without_end_marker(data: Any, text: str) -> str:
@@ -182,61 +216,80 @@ def _without_end_marker(data: Any, text: str) -> str:
     return text
 
 
-_HELD_TOKEN = "opdecide-held-stream-{}"
-"""What a stream stored as a literal block (``event_stream:``) is written as, for libyaml, in
-:meth:`ReadableYaml.written_owned`; its lines are put in its place afterwards
-(:func:`_spliced`)."""
+_BLOCK_TOKEN = "opdecide-block-"
+"""What a long text is written as, for libyaml, numbered; its lines are put in its place
+afterwards (:func:`_spliced`)."""
+_TOKEN_LINE = re.compile(re.escape(_BLOCK_TOKEN) + r"([0-9]+)\n")
+_SPLICED_MIN = 4_096
+"""Texts from this length on are spliced: below it, libyaml writes them as fast."""
 
 
-def _block_tail(stream: str) -> int | None:
-    """How many line breaks end ``stream`` (one or two), when its lines can be put where
-    libyaml wrote a token of the same ending (:func:`_spliced`): a first line that neither
-    is empty nor starts with a space (libyaml would add an indentation indicator), and no two
-    empty lines in a row (none for :func:`readable_body`'s blocks); ``None`` otherwise (the
-    stream is written by libyaml)."""
-    tail = 2 if stream.endswith("\n\n") else 1 if stream.endswith("\n") else 0
-    if not tail or stream[:1] in (" ", "\n") or contains(stream, "\n\n\n"):
+def _splices(text: str, held: bool = False) -> int | None:
+    """How many line breaks end ``text`` (``0`` for none) when :func:`_spliced` writes it as
+    libyaml would, else ``None``: a literal block must hold it as it is (:func:`held_as_is`:
+    no space ends a line, the last one either), with its header alone (a first line neither
+    empty nor starting with a space: libyaml would add an indentation indicator). ``held``:
+    :func:`held_as_is` is known (a stream :func:`readable_body` stores as a block)."""
+    if text[:1] in (" ", "\n") or text.endswith(" ") or not (held or held_as_is(text)):
         return None
+    tail = 0
+    while text.endswith("\n", 0, len(text) - tail):
+        tail += 1
     return tail
 
 
+def _token(number: int, tail: int) -> str:
+    """What libyaml writes in the place of a block's lines: the numbered token as its only line,
+    with the line breaks that end the text (none: a second line of one ``-``, so that the token
+    is still a block's, with the header of a block without a line break at its end)."""
+    return f"{_BLOCK_TOKEN}{number}" + ("\n" * tail if tail else "\n-")
+
+
 def _indented(core: str, indent: str) -> str:
-    """The lines of ``core`` (no empty line first or last, none two in a row) as a literal
-    block writes them: each line behind ``indent``, an empty line as a line break alone."""
-    if core.count("\n") == 2 * core.count("\n\n"):  # every line followed by a blank one
-        return indent + core.replace("\n\n", "\n\n" + indent)
-    return indent + core.replace("\n", "\n" + indent).replace(f"\n{indent}\n", "\n\n")
+    """The lines of ``core`` (no empty line first or last) as a literal block writes them:
+    each line behind ``indent``, an empty line as a line break alone."""
+    if core.count("\n") == 2 * core.count("\n\n") and not contains(core, "\n\n\n"):
+        return indent + core.replace("\n\n", "\n\n" + indent)  # a blank line after each
+    lines = core.replace("\n", "\n" + indent)
+    if "\n\n" in core:
+        blank = f"\n{indent}\n"
+        while blank in lines:  # empty lines in a row: each pass takes every other one
+            lines = lines.replace(blank, "\n\n")
+    return indent + lines
 
 
-def _spliced(text: str, blocks: list[tuple[str, str, int]]) -> str | None:
-    """``text`` with each ``(token, stream, tail)`` of ``blocks``: the token, which libyaml
-    wrote as the only line of a literal block, replaced by the stream's lines, as libyaml
-    writes them (what a literal block is: each line behind the block's indent, an empty line
-    empty; the token was written with the stream's line breaks at its end, so the block's
-    header and what follows it are the stream's). libyaml spends some 7 ms on each MB of a
-    block's lines, character by character; this, some 1 to 2. ``None`` when a token is not
-    once in ``text`` as the only line of a block (then libyaml writes the streams)."""
-    places = []
-    for token, stream, tail in blocks:
-        at = text.find(token)
-        if at < 0 or text.count(token) != 1:
-            return None
+def _spliced(text: str, blocks: list[tuple[str, int]]) -> str | None:
+    """``text`` with the lines of each ``(text, tail)`` of ``blocks`` where libyaml wrote its
+    token as the only line of a literal block, as libyaml writes them: each line behind the
+    block's indent, an empty line empty (the token was written with the text's line breaks at
+    its end: the block's header and what follows it are the text's). libyaml spends some 7 ms
+    on each MB of a block's lines, character by character; this, 1 to 2. ``None`` unless the
+    tokens are in ``text`` once each, in order, each the only line of its block."""
+    found = list(_TOKEN_LINE.finditer(text))
+    if [int(token.group(1)) for token in found] != list(range(len(blocks))):
+        return None
+    pieces: list[str] = []
+    start = 0
+    for token, (block, tail) in zip(found, blocks, strict=True):
+        at, end = token.start(), token.end() - 1  # the line break is the block's
         line = text.rfind("\n", 0, at) + 1
         indent = text[line:at]
-        end = at + len(token)
+        header: tuple[str, ...]
+        if tail:
+            header, ending = ("|\n", "|+\n"), "\n" * tail
+        else:  # the token's second line goes too
+            header, ending, end = ("|-\n",), "\n", end + len(indent) + 2
+            if not text.startswith(f"\n{indent}-", token.end() - 1):
+                return None
         if (
             not indent
             or indent.strip(" ")
-            or not text.endswith(("|\n", "|+\n"), 0, line)
-            or not text.startswith("\n" * tail, end)
-            or text.startswith("\n", end + tail)
+            or not text.endswith(header, 0, line)
+            or not text.startswith(ending, end)
+            or text.startswith("\n", end + len(ending))
         ):
             return None
-        places.append((line, end, _indented(stream[: len(stream) - tail], indent)))
-    pieces: list[str] = []
-    start = 0
-    for line, end, lines in sorted(places):
-        pieces += (text[start:line], lines)
+        pieces += (text[start:line], _indented(block[: len(block) - tail], indent))
         start = end
     pieces.append(text[start:])
     return "".join(pieces)
@@ -593,32 +646,6 @@ def _block_backslashes(data: Any) -> int:
     return total
 
 
-def _swapped_blocks(interactions: list[Any]) -> list[tuple[dict[str, Any], str, str, int]]:
-    """Each stream stored as a literal block in ``interactions`` (as :func:`readable_body`
-    stores them) that :func:`_spliced` can write, swapped for its token with the same line
-    breaks at its end: ``(holder, token, stream, tail)``, to swap back."""
-    blocks: list[tuple[dict[str, Any], str, str, int]] = []
-    swapped: set[int] = set()  # a body held twice (shared) is one block, swapped once
-    for interaction in interactions:
-        body = interaction["response"].get("body")
-        response_body = body.get("string") if isinstance(body, dict) else None
-        for stored in (interaction["request"].get("body"), response_body):
-            if (
-                not isinstance(stored, dict)
-                or type(stored.get("event_stream")) is not str
-                or id(stored) in swapped
-            ):
-                continue
-            swapped.add(id(stored))
-            stream = stored["event_stream"]
-            tail = _block_tail(stream)
-            if tail is not None:
-                token = _HELD_TOKEN.format(len(blocks))
-                blocks.append((stored, token, stream, tail))
-                stored["event_stream"] = token + "\n" * tail
-    return blocks
-
-
 class ReadableYaml:
     """vcrpy serializer: structured JSON, SSE events and literal blocks, read back losslessly.
 
@@ -659,6 +686,7 @@ class ReadableYaml:
         writer made none, as :meth:`check_own` is told)."""
         out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
+        blocks: set[int] = set()  # the streams stored as blocks, held as they are
         for interaction in out.get("interactions", []):
             req, resp = interaction["request"], interaction["response"]
             for part in (req, resp):
@@ -682,26 +710,18 @@ class ReadableYaml:
                     documents=documents,
                     held=held,
                 )
+            for stored in (req["body"], body.get("string") if isinstance(body, dict) else None):
+                if isinstance(stored, dict) and "event_stream" in stored:
+                    blocks.add(id(stored["event_stream"]))
         replaced = _share_repeats(out.get("interactions", []))
-        # libyaml writes each long stream as a token, whose place its lines then take.
-        blocks = _swapped_blocks(out.get("interactions", []))
-        dumper = _Dumper
-        try:
-            text, anchored = _dumped(out, dumper)
-            if anchored:
-                try:
-                    load_yaml(text)
-                except Refused:  # the repeats expand it past the bound: write them out
-                    for holder, key, value in replaced:
-                        holder[key] = value
-                    dumper = _UnsharedDumper
-                    text, anchored = _dumped(out, dumper)
-        finally:
-            for stored, _, stream, _ in reversed(blocks):
-                stored["event_stream"] = stream
-        if blocks:
-            whole = _spliced(text, [(token, stream, tail) for _, token, stream, tail in blocks])
-            text, anchored = (whole, anchored) if whole is not None else _dumped(out, dumper)
+        text, anchored = _dumped(out, _Dumper, splice=True, held=blocks)
+        if anchored:
+            try:
+                load_yaml(text)
+            except Refused:  # the repeats expand it past the bound: write them out
+                for holder, key, value in replaced:
+                    holder[key] = value
+                text, anchored = _dumped(out, _UnsharedDumper, splice=True, held=blocks)
         return text, anchored
 
     @staticmethod
