@@ -9,6 +9,8 @@ and YAML serializer, through their documented interfaces), both measured in this
 * one streamed reply of 1 MB (11,500 server-sent events of content, stored as one block);
 * one streamed tool call of 1 MB (7,000 events, each a piece of the call's arguments: JSON
   held in a string, so every quote escaped);
+* one streamed reply of 1 MB with log-probabilities (5,000 events, each with its token's
+  log-probability and a counter: numbers that change from event to event);
 * 400 small interactions.
 
 Target: at most 2x plain vcrpy's writer on each.
@@ -77,6 +79,20 @@ def _tool_call_stream(size: int) -> bytes:
     return ("".join(events) + "data: [DONE]\n\n").encode()
 
 
+def _scored_stream(size: int) -> bytes:
+    events, total, index = [], 0, 0
+    while total < size:
+        token = f"w{index} "
+        logprobs = {"content": [{"token": token, "logprob": -index / 997}]}
+        choice = {"index": 0, "delta": {"content": token}, "logprobs": logprobs}
+        delta = {"id": "chatcmpl-1", "created": 1796182570 + index // 50, "choices": [choice]}
+        event = f"data: {json.dumps(delta)}\n\n"
+        events.append(event)
+        total += len(event)
+        index += 1
+    return ("".join(events) + "data: [DONE]\n\n").encode()
+
+
 def _pair(number: int, prompt_size: int, stream_size: int = 0, key: str = "") -> Pair:
     fields: dict[str, Any] = {
         "model": "smollm2-135m-instruct",
@@ -112,6 +128,11 @@ def _tool_call(pair: Pair) -> Pair:
     return pair
 
 
+def _scored(pair: Pair) -> Pair:
+    pair[1]["body"]["string"] = _scored_stream(1_000_000)
+    return pair
+
+
 def _ours(path: Path, pairs: list[Pair]) -> None:
     write_cassette(path, pairs, scrubber=Scrubber(secrets=Secrets()))
 
@@ -138,6 +159,9 @@ def writing_rows() -> list[Measurement]:
         "20 interactions of 250 KB prompts": [_pair(n, 250_000) for n in range(20)],
         "a 1 MB streamed reply": [_pair(0, 2_000, stream_size=1_000_000)],
         "a 1 MB streamed tool call": [_tool_call(_pair(0, 2_000, stream_size=1_000_000))],
+        "a 1 MB streamed reply with log-probabilities": [
+            _scored(_pair(0, 2_000, stream_size=1_000_000))
+        ],
         "400 small interactions": [_pair(n, 500) for n in range(400)],
     }
     rows = []

@@ -329,7 +329,7 @@ class Scrubber:
         view = uniform_stream(text) if len(text) >= UNIFORM_MIN else None
         if view is not None:
             fields = self.body_fields
-            if not any(named_secret(key, fields, False) for key in view.keys) and not (
+            if not any(named_secret(key, fields, under) for key, under in view.named) and not (
                 view.escaped and self._documents_in_strings_change(view)
             ):
                 # No event has a secret-named field: only what the pieces of a field add up

@@ -381,6 +381,8 @@ class UniformStream:
 
     Attributes:
         keys: Every key of every event's JSON.
+        named: Each of them with whether it is under a key of log-probabilities (where
+            :func:`by_name` takes ``token`` for text).
         block: Whether a literal block holds the text byte for byte and the stream is long
             enough to be written as one (what :func:`~._yaml_format.readable_body` would find,
             here known without reading the text again).
@@ -391,18 +393,19 @@ class UniformStream:
         counts: How many pieces each field has, in the same order.
     """
 
-    __slots__ = ("_fields", "_runs", "block", "counts", "escaped", "keys", "texts")
+    __slots__ = ("_fields", "_runs", "block", "counts", "escaped", "keys", "named", "texts")
 
     def __init__(
         self,
-        keys: set[str],
+        named: set[tuple[str, bool]],
         runs: dict[tuple[Any, ...], _Run],
         block: bool,
         texts: list[str],
         *,
         escaped: bool,
     ) -> None:
-        self.keys = keys
+        self.named = named
+        self.keys = {key for key, _ in named}
         self._runs = runs
         self.block = block
         self.escaped = escaped
@@ -490,36 +493,47 @@ class _Run:
         return [self.column[i] for i in sorted(found)]
 
 
-def _slots(value: Any, path: tuple[Any, ...], out: list[tuple[bool, Any]]) -> None:
-    """The strings of a JSON value in the order its text writes them: ``(True, key)`` for a
-    key, ``(False, path)`` for a string value and the path :func:`stream_fields` groups it by."""
+def _slots(
+    value: Any, path: tuple[Any, ...], out: list[tuple[str, Any]], in_logprobs: bool = False
+) -> None:
+    """The strings and numbers of a JSON value in the order its text writes them:
+    ``("key", (key, in_logprobs))`` for a key (and whether it is under a key that
+    :func:`by_name` takes for log-probabilities), ``("string", path)`` for a string value and
+    the path :func:`stream_fields` groups it by, ``("number", path)`` for a number."""
     if isinstance(value, dict):
-        for key, item in value.items():
-            out.append((True, key))
-            if isinstance(item, str):
-                out.append((False, (*path, key)))
-            elif isinstance(item, dict | list):
-                _slots(item, (*path, key), out)
+        items: Iterable[tuple[Any, Any]] = value.items()
+        keyed = True
     elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, str):
-                out.append((False, (*path, index)))
-            elif isinstance(item, dict | list):
-                _slots(item, (*path, index), out)
+        items, keyed = enumerate(value), False
+    else:
+        return
+    for key, item in items:
+        under = in_logprobs
+        if keyed:
+            out.append(("key", (key, in_logprobs)))
+            under = in_logprobs or _logprobs(key)
+        if isinstance(item, str):
+            out.append(("string", (*path, key)))
+        elif isinstance(item, int | float) and not isinstance(item, bool):
+            out.append(("number", (*path, key)))
+        elif isinstance(item, dict | list):
+            _slots(item, (*path, key), out, under)
 
 
-_Shape = tuple[tuple[str, ...], tuple[tuple[Any, ...], ...], frozenset[str]]
-"""A line's text around its string values (the first part from the line's start, the last
-one to its end), the paths of those values, and its keys."""
+_Shape = tuple[tuple[str, ...], tuple[tuple[Any, ...] | None, ...], frozenset[tuple[str, bool]]]
+"""A line's text around its string values and numbers (the first part from the line's
+start, the last one to its end), the paths of those values (``None`` for a number: no field
+of the stream), and its keys (each with whether it is under log-probabilities)."""
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"')
-"""A JSON string in a line of valid JSON: its quotes, and escapes within."""
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*')
+"""A JSON string in a line of valid JSON (its quotes, and escapes within), or a number (out
+of strings, JSON writes digits only in numbers)."""
 
 
 def _shape(line: str) -> _Shape | None:
     """The shape of one ``data: {...}`` line of a stream, or ``None`` when it is no JSON
-    object (or repeats a key, or holds more than :data:`_MAX_SLOTS` strings)."""
+    object (or repeats a key, or holds more than :data:`_MAX_SLOTS` strings and numbers)."""
     if not line.startswith("data: {"):
         return None
     try:
@@ -528,23 +542,27 @@ def _shape(line: str) -> _Shape | None:
         return None
     if holds_lone_surrogates(line, data):
         return None  # parsing stores such an event as its text
-    slots: list[tuple[bool, Any]] = []
+    slots: list[tuple[str, Any]] = []
     _slots(data, (), slots)
     tokens = list(_TOKEN.finditer(line)) if len(slots) <= _MAX_SLOTS else []
     # A repeated key is written twice and read once: the line holds more strings than slots.
     if len(tokens) != len(slots):
         return None
     around: list[str] = []
-    paths: list[tuple[Any, ...]] = []
-    keys: set[str] = set()
+    paths: list[tuple[Any, ...] | None] = []
+    keys: set[tuple[str, bool]] = set()
     start = 0
-    for (is_key, what), token in zip(slots, tokens, strict=True):
-        if is_key:
+    for (kind, what), token in zip(slots, tokens, strict=True):
+        if kind == "key":
             keys.add(what)
-        else:  # the text from the last value's closing quote to this one's opening quote
+        elif kind == "string":  # the text from the last value's end to this one's opening quote
             around.append(line[start : token.start() + 1])
             paths.append(what)
             start = token.end() - 1
+        else:  # a number: the text up to its first character
+            around.append(line[start : token.start()])
+            paths.append(None)
+            start = token.end()
     around.append(line[start:])
     return tuple(around), tuple(paths), frozenset(keys)
 
@@ -575,22 +593,23 @@ def uniform_stream(text: str) -> UniformStream | None:
     if tail is None:
         return None
     ends, stop = tail
-    around, paths, keys = shape
+    around, slots, keys = shape
     parts = (*around[:-1], around[-1] + "\n\n")
     escaped = "\\" in text
-    value = _VALUE if escaped else _PLAIN_VALUE  # the same matches without a backslash
-    pattern = value.join(re.escape(part) for part in parts)
-    found = re.compile(pattern).findall(text, start, stop)
-    if not paths:
-        columns: list[Any] = []
-    elif len(paths) == 1:
-        columns = [found]
-    else:
-        columns = list(zip(*found, strict=True))
-    joined = ["".join(column) for column in columns]
-    matched = len(found) * sum(map(len, parts)) + sum(map(len, joined))
-    if matched != stop - start:  # the matches do not tile the events: not all of this shape
+    # A number the same in the first, the middle and the last event is most likely the same
+    # in all (an index): written as it is in the pattern; any other is matched as a number.
+    # Should one differ elsewhere, the matches do not tile the events, and all are matched.
+    first = text[start : text.find("\n\n", start)]
+    begins = text.rfind("\n\n", start, stop - 2)  # the last event of the shape
+    last = text[begins + 2 if begins >= 0 else start : stop - 2]
+    numbers = _numbers(middle)
+    same = [a == b == c for a, b, c in zip(_numbers(first), numbers, _numbers(last), strict=True)]
+    tiled = _tiles(text, start, stop, parts, slots, numbers, same, escaped)
+    if tiled is None and any(same):
+        tiled = _tiles(text, start, stop, parts, slots, numbers, [False] * len(same), escaped)
+    if tiled is None:  # the matches do not tile the events: not all of this shape
         return None
+    found, paths, columns, joined = tiled
     events = len(found) + len(lines) + len(ends)
     block = (
         events > STREAM_BLOCK_EVENTS
@@ -610,7 +629,7 @@ def uniform_stream(text: str) -> UniformStream | None:
         for path, column, as_written in zip(paths, columns, joined, strict=True)
     }
     runs: dict[tuple[Any, ...], _Run] = {}
-    for path in dict.fromkeys([*before, *paths, *after]):
+    for path in dict.fromkeys([*before, *matched_runs, *after]):
         run = matched_runs.get(path) or _Run([], "")
         run.early, run.late = before.get(path, []), after.get(path, [])
         runs[path] = run
@@ -618,6 +637,70 @@ def uniform_stream(text: str) -> UniformStream | None:
     return UniformStream(all_keys, runs, block, texts, escaped=escaped)
 
 
+def _numbers(line: str) -> list[str]:
+    """The numbers of a line of valid JSON, as written, in order."""
+    return [token for token in _TOKEN.findall(line) if token[0] != '"']
+
+
+def _tiles(
+    text: str,
+    start: int,
+    stop: int,
+    parts: tuple[str, ...],
+    slots: tuple[tuple[Any, ...] | None, ...],
+    numbers: list[str],
+    same: list[bool],
+    escaped: bool,
+) -> tuple[list[Any], list[tuple[Any, ...]], list[Any], list[str]] | None:
+    """The matches of the shape's pattern over ``text[start:stop]``, the paths of the strings
+    they read, each string's column of values and what it adds up to; ``None`` unless the
+    matches tile that text. ``numbers``: the middle event's, as written; ``same``: for each,
+    whether the pattern writes it so rather than matching any number there."""
+    value = _VALUE if escaped else _PLAIN_VALUE  # the same matches without a backslash
+    written = iter(zip(numbers, same, strict=True))
+    pattern = [re.escape(parts[0])]
+    grouped: list[tuple[Any, ...] | None] = []  # by group: a string's path, None for a number
+    fixed = 0  # the length of the numbers written as they are, in each event
+    for path, part in zip(slots, parts[1:], strict=True):
+        if path is not None:
+            pattern.append(value)
+            grouped.append(path)
+        else:
+            number, kept = next(written)
+            if kept:
+                pattern.append(re.escape(number))
+                fixed += len(number)
+            else:
+                pattern.append(_NUMBER)
+                grouped.append(None)
+        pattern.append(re.escape(part))
+    found = re.compile("".join(pattern)).findall(text, start, stop)
+    if not grouped:
+        columns: list[Any] = []
+    elif len(grouped) == 1:
+        columns = [found]
+    else:
+        columns = list(zip(*found, strict=True))
+    joined = ["".join(column) for column in columns]
+    matched = len(found) * (sum(map(len, parts)) + fixed) + sum(map(len, joined))
+    if matched != stop - start:
+        return None
+    strings = [
+        (path, column, as_written)
+        for path, column, as_written in zip(grouped, columns, joined, strict=True)
+        if path is not None
+    ]
+    return (
+        found,
+        [path for path, _, _ in strings],
+        [column for _, column, _ in strings],
+        [as_written for _, _, as_written in strings],
+    )
+
+
+_NUMBER = r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+"""A number in :func:`uniform_stream`'s pattern: what JSON writes as one (the next character
+of an event is never a digit: a comma, a bracket, a blank)."""
 _PLAIN_VALUE = r'([^"\\\x00-\x1f]*)'
 """:data:`_VALUE` for a text without a backslash (a tenth faster to match)."""
 _VALUE = (
@@ -682,13 +765,18 @@ def _line_held(line: str) -> bool:
     return not line.endswith(" ") and held_as_is(line)
 
 
-def _add_fields(line: str, fields: dict[tuple[Any, ...], list[str]], keys: set[str]) -> None:
-    """Add the fields and keys of one odd line's event, parsed as :func:`parse_events` does."""
+def _add_fields(
+    line: str, fields: dict[tuple[Any, ...], list[str]], keys: set[tuple[str, bool]]
+) -> None:
+    """Add the fields and keys (see :func:`_slots`) of one odd line's event, parsed as
+    :func:`parse_events` does."""
     events = parse_events(line + "\n\n") or []
     for path, pieces in stream_fields(events).items():
         fields.setdefault(path, []).extend(container[key] for container, key in pieces)
     for event in events:
-        _keys(event.get("data"), keys)
+        slots: list[tuple[str, Any]] = []
+        _slots(event.get("data"), (), slots)
+        keys.update(what for kind, what in slots if kind == "key")
 
 
 _SPACED_KEY = re.compile(r'"[ \t]+:')

@@ -156,6 +156,102 @@ def test_text_written_into_a_line_as_it_is_never_fools_the_view(
         assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
 
 
+def _scored(content: str, number: Any, logprob: Any) -> dict[str, Any]:
+    """A chunk with a token's log-probability and a counter: numbers that change."""
+    event = chunk(content)
+    event["created"] = number
+    event["choices"][0]["logprobs"] = {"content": [{"token": content, "logprob": logprob}]}
+    return event
+
+
+_JSON_NUMBER = st.integers(-(10**20), 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(piece, _JSON_NUMBER, _JSON_NUMBER), min_size=1, max_size=30))
+def test_numbers_that_change_from_event_to_event_are_read_as_parsing_reads_them(
+    events: list[tuple[str, Any, Any]],
+) -> None:
+    # What a server that sends log-probabilities (or a counter) writes: the view reads the
+    # strings around them, whatever the numbers (negative, with a fraction, an exponent).
+    text = stream([_scored(*event) for event in events])
+    view = uniform_stream(text)
+    assert view is not None
+    assert (view.keys, view.fields) == parsed_view(text)
+    assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 99), min_size=3, max_size=20),
+    st.lists(
+        st.tuples(
+            st.integers(0, 19),
+            st.sampled_from(
+                [
+                    "01",
+                    "1.",
+                    "-",
+                    "+1",
+                    "1e",
+                    ".5",
+                    "1.5e+3",
+                    "-0",
+                    "1E5",
+                    "0x1",
+                    "1_0",
+                    "--1",
+                    "null",
+                    "true",
+                    '"7"',
+                    "[]",
+                    "1 ",
+                    "1,",
+                ]
+            )
+            | st.text(alphabet="0123456789.eE+-", min_size=1, max_size=5),
+        )
+    ),
+)
+def test_number_text_written_into_a_line_as_it_is_never_fools_the_view(
+    numbers: list[int], raw: list[tuple[int, str]]
+) -> None:
+    # Text in a number's place: what JSON reads as a number, or no JSON (then parsing keeps
+    # the event as its text), or another value; the view reads what parsing reads, or
+    # declines.
+    written = [str(number) for number in numbers]
+    for at, text in raw:
+        written[at % len(written)] = text
+    template = 'data: {{"id": "c", "n": {}, "choices": [{{"delta": {{"content": "w"}}}}]}}\n\n'
+    text = "".join(template.format(number) for number in written)
+    view = uniform_stream(text)
+    if view is not None:
+        assert parse_events(text) is not None
+        assert (view.keys, view.fields) == parsed_view(text)
+
+
+def test_a_number_the_same_at_both_ends_and_in_the_middle_that_changes_elsewhere() -> None:
+    # The pattern first writes such a number as it is (an index); the matches then do not
+    # tile the events, and the view matches it as any number instead.
+    count = 41
+    numbers = [0 if n in (0, count // 2, count - 1) else n for n in range(count)]
+    text = stream([_scored(f"w{n} ", number, -1.5) for n, number in enumerate(numbers)])
+    view = uniform_stream(text)
+    assert view is not None
+    assert (view.keys, view.fields) == parsed_view(text)
+
+
+def test_a_known_secret_in_a_stream_whose_numbers_change_is_replaced() -> None:
+    secret = "correct-horse-battery"
+    pieces = [f"w{n} " for n in range(UNIFORM_MIN // 100)]
+    pieces[len(pieces) // 2] = f"({secret})"
+    text = stream([_scored(p, n, -n / 7) for n, p in enumerate(pieces)])
+    assert uniform_stream(text) is not None
+    out = scrubbed(text, Secrets([secret]))
+    assert secret not in out
+    assert PLACEHOLDER in out
+
+
 @pytest.mark.parametrize(
     "event",
     [
@@ -408,3 +504,34 @@ def test_a_stream_the_view_reads_is_written_as_the_slow_way_writes_it(tmp_path: 
         write_cassette(slow, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
     assert fast.read_text() == slow.read_text()
     assert KEY[5:] not in fast.read_text()
+
+
+@pytest.mark.parametrize("outside", [False, True], ids=["under logprobs", "at the top"])
+def test_a_token_field_is_text_under_logprobs_and_a_secret_elsewhere(
+    tmp_path: Path, outside: bool
+) -> None:
+    # Under "logprobs", "token" is a token of text (kept, and the view reads the stream);
+    # an event's own "token" field is a credential (the view declines, the slow way
+    # replaces it). Either way the file is the slow way's.
+    events = [_scored(f"w{n} ", n, -n / 7) for n in range(UNIFORM_MIN // 150)]
+    if outside:
+        events[0]["token"] = "live-token-0123456789"  # the first event: an odd one
+    text = stream(events)
+    view = uniform_stream(text)
+    assert view is not None
+    assert (("token", True) in view.named)
+    assert (("token", False) in view.named) is outside
+    request = {"method": "GET", "uri": "http://127.0.0.1/v1", "headers": {}, "body": None}
+    response = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"content-type": ["text/event-stream"]},
+        "body": {"string": text},
+    }
+    fast, slow = tmp_path / "fast.yaml", tmp_path / "slow.yaml"
+    write_cassette(fast, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    with mock.patch.object(_scrub, "uniform_stream", return_value=None):
+        write_cassette(slow, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    assert fast.read_text() == slow.read_text()
+    assert "live-token-0123456789" not in fast.read_text()
+    (replayed,) = read_interactions(fast)
+    assert b'"token": "w7 "' in replayed.content  # a token of text, kept
