@@ -519,7 +519,7 @@ def test_a_token_field_is_text_under_logprobs_and_a_secret_elsewhere(
     text = stream(events)
     view = uniform_stream(text)
     assert view is not None
-    assert (("token", True) in view.named)
+    assert ("token", True) in view.named
     assert (("token", False) in view.named) is outside
     request = {"method": "GET", "uri": "http://127.0.0.1/v1", "headers": {}, "body": None}
     response = {
