@@ -11,6 +11,8 @@ and YAML serializer, through their documented interfaces), both measured in this
   held in a string, so every quote escaped);
 * one streamed reply of 1 MB with log-probabilities (5,000 events, each with its token's
   log-probability and a counter: numbers that change from event to event);
+* one streamed reply of 1 MB of a reasoning model (11,000 events: its reasoning, then its
+  reply, each phase of its own shape);
 * 400 small interactions.
 
 Target: at most 2x plain vcrpy's writer on each.
@@ -93,6 +95,19 @@ def _scored_stream(size: int) -> bytes:
     return ("".join(events) + "data: [DONE]\n\n").encode()
 
 
+def _reasoning_stream(size: int) -> bytes:
+    role = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}
+    events, total, index = [f"data: {json.dumps(role)}\n\n"], 0, 0
+    while total < size:
+        field = "reasoning_content" if total < size // 2 else "content"
+        delta = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {field: f"w{index} "}}]}
+        event = f"data: {json.dumps(delta)}\n\n"
+        events.append(event)
+        total += len(event)
+        index += 1
+    return ("".join(events) + "data: [DONE]\n\n").encode()
+
+
 def _pair(number: int, prompt_size: int, stream_size: int = 0, key: str = "") -> Pair:
     fields: dict[str, Any] = {
         "model": "smollm2-135m-instruct",
@@ -133,6 +148,11 @@ def _scored(pair: Pair) -> Pair:
     return pair
 
 
+def _reasoned(pair: Pair) -> Pair:
+    pair[1]["body"]["string"] = _reasoning_stream(1_000_000)
+    return pair
+
+
 def _ours(path: Path, pairs: list[Pair]) -> None:
     write_cassette(path, pairs, scrubber=Scrubber(secrets=Secrets()))
 
@@ -161,6 +181,9 @@ def writing_rows() -> list[Measurement]:
         "a 1 MB streamed tool call": [_tool_call(_pair(0, 2_000, stream_size=1_000_000))],
         "a 1 MB streamed reply with log-probabilities": [
             _scored(_pair(0, 2_000, stream_size=1_000_000))
+        ],
+        "a 1 MB streamed reply of a reasoning model": [
+            _reasoned(_pair(0, 2_000, stream_size=1_000_000))
         ],
         "400 small interactions": [_pair(n, 500) for n in range(400)],
     }

@@ -368,16 +368,20 @@ UNIFORM_MIN = 32_768
 """Streams from this length on are read as streams of one shape first (:func:`uniform_stream`):
 below it, parsing each event costs about as much, and the events parsed are written as they
 are (a short stream is stored event by event)."""
-_ODD_EVENTS = 8
-"""At most this many events at each end of a stream may differ from the shape of the others
-(the first delta names the role, the last ones the finish reason, the usage and ``[DONE]``)."""
+_MAX_ODD = 16
+"""At most this many events may be of no run of one shape (the first delta names the role,
+the last ones the finish reason, the usage and ``[DONE]``; one between two phases)."""
+_MAX_RUNS = 8
+"""At most this many runs of events of one shape (a reasoning model's reasoning, then its
+reply)."""
 _MAX_SLOTS = 64
 """A shape with more strings than this is not matched (read event by event instead)."""
 
 
 class UniformStream:
-    """The keys and the fields of an event stream whose events share one shape, read off its
-    text with one pattern rather than parsed event by event (:func:`uniform_stream`).
+    """The keys and the fields of an event stream made of runs of events of one shape, read
+    off its text with one pattern per run rather than parsed event by event
+    (:func:`uniform_stream`).
 
     Attributes:
         keys: Every key of every event's JSON.
@@ -398,7 +402,7 @@ class UniformStream:
     def __init__(
         self,
         named: set[tuple[str, bool]],
-        runs: dict[tuple[Any, ...], _Run],
+        runs: dict[tuple[Any, ...], _Field],
         block: bool,
         texts: list[str],
         *,
@@ -410,7 +414,7 @@ class UniformStream:
         self.block = block
         self.escaped = escaped
         self.texts = texts
-        self.counts = [len(run.early) + len(run.column) + len(run.late) for run in runs.values()]
+        self.counts = [run.count() for run in runs.values()]
         self._fields: dict[tuple[Any, ...], list[str]] | None = None
 
     @property
@@ -419,10 +423,7 @@ class UniformStream:
         path, ``("<data>",)`` for data that is not JSON), in order; decoded when first asked
         for (scrubbing needs only :meth:`closing_pieces`)."""
         if self._fields is None:
-            self._fields = {
-                path: [*run.early, *run.decoded(run.column), *run.late]
-                for path, run in self._runs.items()
-            }
+            self._fields = {path: run.pieces() for path, run in self._runs.items()}
         return self._fields
 
     def closing_pieces(self) -> Iterator[list[str]]:
@@ -430,7 +431,7 @@ class UniformStream:
         (each holds a closing bracket, or an escape that may write one); the others cannot
         (a document ends in one), and are not decoded."""
         for run in self._runs.values():
-            yield [*run.early, *run.decoded(run.may_close()), *run.late]
+            yield run.may_close()
 
     def lacks(self, needles: tuple[str, ...]) -> bool:
         """Whether scrubbing by value finds nothing: none of ``needles``
@@ -446,51 +447,70 @@ _MAY_CLOSE = ("}", "]", "\\u")
 ``\\u`` escape."""
 
 
-class _Run:
-    """One field of a :class:`UniformStream`: its pieces in the matched events as written
-    (:attr:`raw`: with escapes), what they add up to as written, and its pieces in the odd
-    events before and after them (decoded)."""
+class _Field:
+    """One field of a :class:`UniformStream`: its pieces, segment by segment in the order of
+    the events (a run's as written, ``raw`` when they hold escapes; an odd event's decoded),
+    each with what they add up to as written."""
 
-    __slots__ = ("column", "early", "joined", "late", "raw")
+    __slots__ = ("segments",)
 
-    def __init__(self, column: list[str], joined: str) -> None:
-        self.column, self.joined, self.raw = column, joined, "\\" in joined
-        self.early: list[str] = []
-        self.late: list[str] = []
+    def __init__(self) -> None:
+        self.segments: list[tuple[list[str], str, bool]] = []
+
+    def add(self, pieces: list[str], joined: str | None = None) -> None:
+        """Add a segment: a run's ``pieces`` and ``joined`` as written, or decoded ones."""
+        if joined is None:
+            self.segments.append((pieces, "".join(pieces), False))
+        else:
+            self.segments.append((pieces, joined, "\\" in joined))
+
+    def count(self) -> int:
+        return sum(len(pieces) for pieces, _, _ in self.segments)
 
     def text(self) -> str:
-        """What the field's pieces add up to, as JSON reads them: the matched ones' text
-        decoded at once (each piece is a JSON string's text with no escaped half of a UTF-16
-        pair, so the pieces decoded one by one add up to the same)."""
-        run: str = json.loads(f'"{self.joined}"') if self.raw else self.joined
-        if not self.early and not self.late:
-            return run
-        return "".join([*self.early, run, *self.late])
+        """What the field's pieces add up to, as JSON reads them: each run's text decoded at
+        once (each piece is a JSON string's text with no escaped half of a UTF-16 pair, so
+        the pieces decoded one by one add up to the same)."""
+        texts = [json.loads(f'"{joined}"') if raw else joined for _, joined, raw in self.segments]
+        return texts[0] if len(texts) == 1 else "".join(texts)
 
-    def decoded(self, pieces: list[str]) -> list[str]:
-        """``pieces`` of :attr:`column` as JSON reads them: all of them in one array, at C
-        speed."""
-        if not self.raw or not pieces:
-            return pieces
-        decoded: list[str] = json.loads('["' + '","'.join(pieces) + '"]')
-        return decoded
+    def pieces(self) -> list[str]:
+        """Every piece, as JSON reads it."""
+        return [piece for pieces, _, raw in self.segments for piece in _decoded(pieces, raw)]
 
     def may_close(self) -> list[str]:
-        """The pieces of :attr:`column` that hold what :data:`_MAY_CLOSE` lists, as written."""
-        joined = self.joined
-        hits = sum(joined.count(mark) for mark in _MAY_CLOSE)
-        if not hits:
-            return []
-        if hits * 4 >= len(self.column):
-            return self.column  # finding the pieces costs more than reading them all
-        ends = list(itertools.accumulate(map(len, self.column)))
-        found: dict[int, None] = {}
-        for mark in _MAY_CLOSE:
-            at = joined.find(mark)
-            while at >= 0:
-                found[bisect.bisect_right(ends, at)] = None
-                at = joined.find(mark, at + 1)
-        return [self.column[i] for i in sorted(found)]
+        """The pieces, as JSON reads them, that hold what :data:`_MAY_CLOSE` lists as written
+        (the others cannot be a JSON document)."""
+        out: list[str] = []
+        for pieces, joined, raw in self.segments:
+            out += _decoded(_holding_marks(pieces, joined), raw)
+        return out
+
+
+def _decoded(pieces: list[str], raw: bool) -> list[str]:
+    """``pieces`` of a run as JSON reads them (``raw``: with escapes): all of them in one
+    array, at C speed."""
+    if not raw or not pieces:
+        return pieces
+    decoded: list[str] = json.loads('["' + '","'.join(pieces) + '"]')
+    return decoded
+
+
+def _holding_marks(pieces: list[str], joined: str) -> list[str]:
+    """The ``pieces`` (which add up to ``joined``) that hold what :data:`_MAY_CLOSE` lists."""
+    hits = sum(joined.count(mark) for mark in _MAY_CLOSE)
+    if not hits:
+        return []
+    if hits * 4 >= len(pieces):
+        return pieces  # finding the pieces costs more than reading them all
+    ends = list(itertools.accumulate(map(len, pieces)))
+    found: dict[int, None] = {}
+    for mark in _MAY_CLOSE:
+        at = joined.find(mark)
+        while at >= 0:
+            found[bisect.bisect_right(ends, at)] = None
+            at = joined.find(mark, at + 1)
+    return [pieces[i] for i in sorted(found)]
 
 
 def _slots(
@@ -568,73 +588,119 @@ def _shape(line: str) -> _Shape | None:
 
 
 def uniform_stream(text: str) -> UniformStream | None:
-    """The keys and fields of an event stream whose events, but for a few at each end
-    (:data:`_ODD_EVENTS`), are one JSON object each with the same text around their string
-    values (what OpenAI-compatible servers send), read without parsing each event; ``None``
-    for any other stream.
+    """The keys and fields of an event stream made of runs of events that are one JSON object
+    each with the same text around their strings and numbers (what OpenAI-compatible servers
+    send: one run, or a reasoning model's reasoning and then its reply), and a few other
+    events (:data:`_MAX_ODD`), read without parsing each event of a run; ``None`` for any
+    other stream.
 
-    The stream must have no CR, and each event one line followed by one blank line. The shape
-    of its middle event (:func:`_shape`) makes a pattern: its text with each string value as
-    what a JSON string holds (characters that are no quote, backslash or control character,
-    and escapes; no escaped half of a UTF-16 pair, which parsing stores apart). The pattern's
-    matches must tile the events between the odd ones (each match starts where the last one
-    ended: their lengths add up to the text of those events). Each of those events is then
-    the middle one with other strings as values, which JSON reads as the middle one's keys and
-    fields (a value with escapes is decoded as JSON decodes it); the odd events are parsed as
-    :func:`parse_events` parses them.
+    The stream must have no CR, and each event one line followed by one blank line. An event
+    followed by one of its shape (:func:`_shape`) begins a run: its text, with each string
+    value as what a JSON string holds (characters that are no quote, backslash or control
+    character, and escapes; no escaped half of a UTF-16 pair, which parsing stores apart) and
+    each number as what JSON writes as one, is a pattern; the run is as many events as it
+    matches, one after the other (none of its parts can match across a line). Each of them
+    is then that event with other strings and numbers, which JSON reads as its keys and
+    fields (a value with escapes is decoded as JSON decodes it). Any other event is parsed as
+    :func:`parse_events` parses it.
     """
     if "\r" in text or not text.endswith("\n\n"):
         return None
-    head = _odd_lines(text)
-    if head is None:
-        return None
-    lines, shape, start, middle = head
-    tail = _odd_lines_from_end(text, shape, start)
-    if tail is None:
-        return None
-    ends, stop = tail
-    around, slots, keys = shape
-    parts = (*around[:-1], around[-1] + "\n\n")
     escaped = "\\" in text
-    # A number the same in the first, the middle and the last event is most likely the same
-    # in all (an index): written as it is in the pattern; any other is matched as a number.
-    # Should one differ elsewhere, the matches do not tile the events, and all are matched.
-    first = text[start : text.find("\n\n", start)]
-    begins = text.rfind("\n\n", start, stop - 2)  # the last event of the shape
-    last = text[begins + 2 if begins >= 0 else start : stop - 2]
-    numbers = _numbers(middle)
-    same = [a == b == c for a, b, c in zip(_numbers(first), numbers, _numbers(last), strict=True)]
-    tiled = _tiles(text, start, stop, parts, slots, numbers, same, escaped)
-    if tiled is None and any(same):
-        tiled = _tiles(text, start, stop, parts, slots, numbers, [False] * len(same), escaped)
-    if tiled is None:  # the matches do not tile the events: not all of this shape
-        return None
-    found, paths, columns, joined = tiled
-    events = len(found) + len(lines) + len(ends)
+    value = _VALUE if escaped else _PLAIN_VALUE  # the same matches without a backslash
+    named: set[tuple[str, bool]] = set()
+    fields: dict[tuple[Any, ...], _Field] = {}
+    held: list[str] = []  # one line of each run, and each odd line: what the block must hold
+    events = odd = runs = 0
+    patterns: dict[tuple[_Shape, tuple[str | None, ...]], re.Pattern[str]] = {}
+    ends = _last_lines(text)
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n\n", start)
+        line = text[start:end]
+        shape = _shape(line)
+        next_line = text[end + 2 : text.find("\n\n", end + 2)]
+        if shape is not None and shape == _shape(next_line):
+            found = _run(text, start, line, next_line, shape, ends, value, patterns)
+            if found is not None:
+                runs += 1
+                if runs > _MAX_RUNS:
+                    return None
+                events_of_run, start = found
+                _add_run(shape, events_of_run, fields, named)
+                held.append(line)
+                events += len(events_of_run)
+                continue
+        if "\n" in line or not line.startswith("data:"):
+            return None  # framed, or no stream: read as parsing reads it
+        odd += 1
+        if odd > _MAX_ODD:
+            return None
+        _add_fields(line, fields, named)
+        held.append(line)
+        events += 1
+        start = end + 2
     block = (
         events > STREAM_BLOCK_EVENTS
         and text.isascii()
         and "\x7f" not in text  # the strings of the matched events hold no other control
-        and all(_line_held(line) for line in (*lines, middle, *ends))
+        and all(_line_held(line) for line in held)
     )
-    all_keys = set(keys)
-    before: dict[tuple[Any, ...], list[str]] = {}
-    after: dict[tuple[Any, ...], list[str]] = {}
-    for line in lines:
-        _add_fields(line, before, all_keys)
-    for line in ends:
-        _add_fields(line, after, all_keys)
-    matched_runs = {
-        path: _Run(column if type(column) is list else list(column), as_written)
-        for path, column, as_written in zip(paths, columns, joined, strict=True)
-    }
-    runs: dict[tuple[Any, ...], _Run] = {}
-    for path in dict.fromkeys([*before, *matched_runs, *after]):
-        run = matched_runs.get(path) or _Run([], "")
-        run.early, run.late = before.get(path, []), after.get(path, [])
-        runs[path] = run
-    texts = [run.text() for run in runs.values()]
-    return UniformStream(all_keys, runs, block, texts, escaped=escaped)
+    texts = [field.text() for field in fields.values()]
+    return UniformStream(named, fields, block, texts, escaped=escaped)
+
+
+def _last_lines(text: str) -> list[tuple[int, str, _Shape | None]]:
+    """Where each of the last lines of ``text`` (:data:`_MAX_ODD` and one) ends, with the
+    line and its shape, the last first."""
+    out: list[tuple[int, str, _Shape | None]] = []
+    stop = len(text)
+    while stop > 0 and len(out) <= _MAX_ODD:
+        begins = text.rfind("\n\n", 0, stop - 2)
+        line = text[begins + 2 if begins >= 0 else 0 : stop - 2]
+        out.append((stop, line, _shape(line)))
+        stop = begins + 2 if begins >= 0 else 0
+    return out
+
+
+def _run(
+    text: str,
+    start: int,
+    line: str,
+    next_line: str,
+    shape: _Shape,
+    ends: list[tuple[int, str, _Shape | None]],
+    value: str,
+    patterns: dict[tuple[_Shape, tuple[str | None, ...]], re.Pattern[str]],
+) -> tuple[list[Any], int] | None:
+    """The run of events of ``shape`` that begins at ``start`` with ``line`` and
+    ``next_line`` (a match of each event, its strings as written) and where it ends; ``None``
+    when the pattern does not take ``line`` (an escaped pair of UTF-16 halves, which parsing
+    reads as one character).
+
+    Tried first to the last event of the shape among the last lines (one run, the usual
+    stream), with each number that this event, ``line`` and ``next_line`` write alike written
+    as it is (an index: matched faster than any number), then with every number matched;
+    else the run is as many events as match one after the other."""
+    numbers = len(_numbers(line))
+    every: tuple[str | None, ...] = (None,) * numbers
+    last = next(((stop, other) for stop, other, kind in ends if kind == shape), None)
+    if last is not None:
+        stop, other = last
+        kept = tuple(
+            a if a == b == c else None
+            for a, b, c in zip(_numbers(line), _numbers(next_line), _numbers(other), strict=True)
+        )
+        for written in dict.fromkeys([kept, every]):
+            found = _run_to(text, start, stop, _pattern(shape, written, value, patterns))
+            if found is not None:
+                return found
+    # The events of the run one after the other: each begins where the last one ended.
+    row = _pattern(shape, every, value, patterns)
+    matched = re.compile(f"(?:{row.pattern.replace(value, _uncaptured(value))})++").match(
+        text, start
+    )
+    return None if matched is None else _run_to(text, start, matched.end(), row)
 
 
 def _numbers(line: str) -> list[str]:
@@ -642,65 +708,76 @@ def _numbers(line: str) -> list[str]:
     return [token for token in _TOKEN.findall(line) if token[0] != '"']
 
 
-def _tiles(
-    text: str,
-    start: int,
-    stop: int,
-    parts: tuple[str, ...],
-    slots: tuple[tuple[Any, ...] | None, ...],
-    numbers: list[str],
-    same: list[bool],
-    escaped: bool,
-) -> tuple[list[Any], list[tuple[Any, ...]], list[Any], list[str]] | None:
-    """The matches of the shape's pattern over ``text[start:stop]``, the paths of the strings
-    they read, each string's column of values and what it adds up to; ``None`` unless the
-    matches tile that text. ``numbers``: the middle event's, as written; ``same``: for each,
-    whether the pattern writes it so rather than matching any number there."""
-    value = _VALUE if escaped else _PLAIN_VALUE  # the same matches without a backslash
-    written = iter(zip(numbers, same, strict=True))
-    pattern = [re.escape(parts[0])]
-    grouped: list[tuple[Any, ...] | None] = []  # by group: a string's path, None for a number
-    fixed = 0  # the length of the numbers written as they are, in each event
-    for path, part in zip(slots, parts[1:], strict=True):
-        if path is not None:
-            pattern.append(value)
-            grouped.append(path)
-        else:
-            number, kept = next(written)
-            if kept:
-                pattern.append(re.escape(number))
-                fixed += len(number)
-            else:
-                pattern.append(_NUMBER)
-                grouped.append(None)
-        pattern.append(re.escape(part))
-    found = re.compile("".join(pattern)).findall(text, start, stop)
-    if not grouped:
-        columns: list[Any] = []
-    elif len(grouped) == 1:
-        columns = [found]
-    else:
-        columns = list(zip(*found, strict=True))
-    joined = ["".join(column) for column in columns]
-    matched = len(found) * (sum(map(len, parts)) + fixed) + sum(map(len, joined))
-    if matched != stop - start:
+def _uncaptured(value: str) -> str:
+    """A value's pattern, its group not captured."""
+    return f"(?:{value[1:-1]})"
+
+
+def _run_to(text: str, start: int, stop: int, row: re.Pattern[str]) -> tuple[list[Any], int] | None:
+    """The matches of ``row`` (one event) in ``text[start:stop]``, and ``stop``, when they
+    are the events there, one each; else ``None``. A match begins at a line's start and ends
+    in the blank line after it, and none of its parts holds a line break: matches that hold
+    every line break of the text hold all of it (any other text between them would hold
+    one)."""
+    if stop <= start:
         return None
-    strings = [
-        (path, column, as_written)
-        for path, column, as_written in zip(grouped, columns, joined, strict=True)
-        if path is not None
-    ]
-    return (
-        found,
-        [path for path, _, _ in strings],
-        [column for _, column, _ in strings],
-        [as_written for _, _, as_written in strings],
-    )
+    found = row.findall(text, start, stop)
+    return (found, stop) if 2 * len(found) == text.count("\n", start, stop) else None
 
 
-_NUMBER = r"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
-"""A number in :func:`uniform_stream`'s pattern: what JSON writes as one (the next character
-of an event is never a digit: a comma, a bracket, a blank)."""
+def _pattern(
+    shape: _Shape,
+    numbers: tuple[str | None, ...],
+    value: str,
+    patterns: dict[tuple[_Shape, tuple[str | None, ...]], re.Pattern[str]],
+) -> re.Pattern[str]:
+    """The pattern of one event of ``shape`` at a line's start, with a group for each string
+    value (``value``: :data:`_VALUE` or :data:`_PLAIN_VALUE`); each number as ``numbers``
+    writes it, or any number (``None``)."""
+    key = (shape, numbers)
+    made = patterns.get(key)
+    if made is None:
+        around, slots, _ = shape
+        parts = [re.escape(part) for part in (*around[:-1], around[-1] + "\n\n")]
+        written = iter(numbers)
+        row = [_LINE_START, parts[0]]
+        for path, part in zip(slots, parts[1:], strict=True):
+            if path is not None:
+                row.append(value)
+            else:
+                number = next(written)
+                row.append(_NUMBER if number is None else re.escape(number))
+            row.append(part)
+        made = patterns[key] = re.compile("".join(row))
+    return made
+
+
+_LINE_START = r"(?<![^\n])"
+"""At the start of the text or of a line."""
+
+
+def _add_run(
+    shape: _Shape,
+    found: list[Any],
+    fields: dict[tuple[Any, ...], _Field],
+    named: set[tuple[str, bool]],
+) -> None:
+    """Add the strings of a run's events (``found``: a match of each, its strings as
+    written), by field, and the shape's keys."""
+    _, slots, keys = shape
+    paths = [path for path in slots if path is not None]
+    named.update(keys)
+    if not paths:
+        return
+    columns: list[Any] = [found] if len(paths) == 1 else list(zip(*found, strict=True))
+    for path, column in zip(paths, columns, strict=True):
+        pieces = column if type(column) is list else list(column)
+        fields.setdefault(path, _Field()).add(pieces, "".join(pieces))
+
+
+_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+"""A number in :func:`uniform_stream`'s pattern, not captured: what JSON writes as one (the
+next character of an event is never a digit: a comma, a bracket, a blank)."""
 _PLAIN_VALUE = r'([^"\\\x00-\x1f]*)'
 """:data:`_VALUE` for a text without a backslash (a tenth faster to match)."""
 _VALUE = (
@@ -713,51 +790,6 @@ UTF-16 pair (the runs between escapes possessive: never tried again another way,
 linear)."""
 
 
-def _odd_lines(text: str) -> tuple[list[str], _Shape, int, str] | None:
-    """The lines before the first event of the middle one's shape, that shape, where that
-    event starts, and the middle event's line; ``None`` past :data:`_ODD_EVENTS` lines, or for
-    a line that is no ``data:`` event of one line."""
-    middle = text.find("\n\n", len(text) // 2)
-    if middle < 0:
-        middle = len(text) - 2
-    begins = text.rfind("\n\n", 0, middle)
-    line = text[begins + 2 if begins >= 0 else 0 : middle]
-    shape = _shape(line)
-    if shape is None:
-        return None
-    middle_line = line
-    lines: list[str] = []
-    start = 0
-    while len(lines) <= _ODD_EVENTS:
-        end = text.find("\n\n", start)
-        line = text[start:end]
-        if _shape(line) == shape:
-            return lines, shape, start, middle_line
-        if "\n" in line or not line.startswith("data:"):
-            return None  # framed, or no stream: read as parsing reads it
-        lines.append(line)
-        start = end + 2
-    return None
-
-
-def _odd_lines_from_end(text: str, shape: _Shape, first: int) -> tuple[list[str], int] | None:
-    """:func:`_odd_lines` from the end: the lines after the last event of ``shape`` (which
-    starts at or after ``first``), in order, and where they start."""
-    lines: list[str] = []
-    stop = len(text)
-    while len(lines) <= _ODD_EVENTS:
-        begins = text.rfind("\n\n", first, stop - 2)
-        start = first if begins < 0 else begins + 2
-        line = text[start : stop - 2]
-        if _shape(line) == shape:
-            return lines[::-1], stop
-        if "\n" in line or not line.startswith("data:"):
-            return None
-        lines.append(line)
-        stop = start
-    return None
-
-
 def _line_held(line: str) -> bool:
     """Whether a literal block holds one line of a stream as it is (and the matched events,
     when it is the middle one: they differ from it only in strings free of control
@@ -766,13 +798,13 @@ def _line_held(line: str) -> bool:
 
 
 def _add_fields(
-    line: str, fields: dict[tuple[Any, ...], list[str]], keys: set[tuple[str, bool]]
+    line: str, fields: dict[tuple[Any, ...], _Field], keys: set[tuple[str, bool]]
 ) -> None:
     """Add the fields and keys (see :func:`_slots`) of one odd line's event, parsed as
     :func:`parse_events` does."""
     events = parse_events(line + "\n\n") or []
     for path, pieces in stream_fields(events).items():
-        fields.setdefault(path, []).extend(container[key] for container, key in pieces)
+        fields.setdefault(path, _Field()).add([container[key] for container, key in pieces])
     for event in events:
         slots: list[tuple[str, Any]] = []
         _slots(event.get("data"), (), slots)

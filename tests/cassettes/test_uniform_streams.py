@@ -305,9 +305,8 @@ def test_values_with_every_escape_are_decoded_as_parsing_decodes_them(
     lines = [json.dumps(chunk(value), ensure_ascii=ascii_only) for value in values]
     text = "".join(f"data: {line}\n\n" for line in lines)
     view = uniform_stream(text)
-    if ascii_only and any(ord(c) > 0xFFFF for c in "".join(values)):
-        assert view is None  # a pair of escaped surrogates: parsing's business
-    elif view is not None:
+    # An escaped pair of surrogates is no match of a pattern: such an event is parsed.
+    if view is not None:
         assert (view.keys, view.fields) == parsed_view(text)
         assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
 
@@ -323,9 +322,6 @@ def test_values_with_every_escape_are_decoded_as_parsing_decodes_them(
             id="a lone surrogate in a key",
         ),
         pytest.param(
-            stream([chunk("a")] * 20 + [{"other": "shape"}] + [chunk("b")] * 20), id="mid"
-        ),
-        pytest.param(
             "".join(f"event: delta\ndata: {json.dumps(chunk('a'))}\n\n" for _ in range(50)),
             id="framed",
         ),
@@ -335,6 +331,92 @@ def test_values_with_every_escape_are_decoded_as_parsing_decodes_them(
 )
 def test_what_is_not_one_shape_is_declined(text: str) -> None:
     assert uniform_stream(text) is None
+
+
+@pytest.mark.parametrize(
+    "inserted",
+    [
+        "x" + "data: " + json.dumps(chunk("hidden")),  # an event's text after other text
+        "event: delta\ndata: " + json.dumps(chunk("framed")),  # a field line before it
+        "data: " + json.dumps(chunk("two")) + "\ndata: " + json.dumps(chunk("lines")),
+        ": comment\ndata: " + json.dumps(chunk("commented")),
+    ],
+    ids=["text before", "framed", "two data lines", "a comment before"],
+)
+def test_an_event_of_the_shape_inside_another_line_is_not_taken_for_one(inserted: str) -> None:
+    # Its text matches the pattern from the middle of its line: what parsing reads there is
+    # another event (or another field), and the view must read the same or decline.
+    lines = [f"data: {json.dumps(chunk(f'w{n} '))}" for n in range(40)]
+    lines.insert(20, inserted)
+    text = "".join(f"{line}\n\n" for line in lines)
+    view = uniform_stream(text)
+    if view is not None:
+        assert (view.keys, view.fields) == parsed_view(text)
+
+
+def _reasoning(text: str) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"reasoning_content": text}}]}
+
+
+def test_a_reasoning_models_two_phases_are_read_as_parsing_reads_them() -> None:
+    # What a reasoning model streams: its reasoning, a role event between, then its reply.
+    first = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}
+    events = [
+        first,
+        *(_reasoning(f"r{n} ") for n in range(300)),
+        {"other": "shape"},
+        *(chunk(f"w{n} ") for n in range(300)),
+        {"usage": {"total_tokens": 600}},
+    ]
+    text = stream(events)
+    view = uniform_stream(text)
+    assert view is not None
+    assert (view.keys, view.fields) == parsed_view(text)
+    assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
+    reasoning = view.fields[("choices", 0, "delta", "reasoning_content")]
+    assert reasoning[:2] == ["r0 ", "r1 "]
+
+
+@pytest.mark.parametrize(
+    ("runs", "odd"),
+    [(8, 0), (9, 0), (1, 16), (1, 17)],
+)
+def test_at_most_eight_runs_and_sixteen_other_events(runs: int, odd: int) -> None:
+    events: list[Any] = []
+    for number in range(runs):  # runs of two shapes in turn
+        make = chunk if number % 2 else _reasoning
+        events += [make(f"{number}-{n}") for n in range(5)]
+    events += [{f"odd{n}": "x"} for n in range(odd)]
+    text = stream(events, done=False)
+    view = uniform_stream(text)
+    if runs <= 8 and odd <= 16:
+        assert view is not None
+        assert (view.keys, view.fields) == parsed_view(text)
+    else:
+        assert view is None
+
+
+shaped = st.sampled_from(["chunk", "reasoning", "odd"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(shaped, st.lists(piece, min_size=1, max_size=6)), max_size=8))
+def test_runs_of_shapes_are_what_parsing_reads_or_none(
+    segments: list[tuple[str, list[str]]],
+) -> None:
+    events: list[Any] = []
+    for kind, pieces in segments:
+        if kind == "chunk":
+            events += [chunk(text) for text in pieces]
+        elif kind == "reasoning":
+            events += [_reasoning(text) for text in pieces]
+        else:
+            events += [{"odd": text, "n": len(text)} for text in pieces[:2]]
+    text = stream(events)
+    view = uniform_stream(text)
+    if view is not None:
+        assert (view.keys, view.fields) == parsed_view(text)
+        assert view.texts == ["".join(pieces) for pieces in view.fields.values()]
 
 
 @pytest.mark.parametrize(
