@@ -7,8 +7,9 @@
 * streams: :func:`stream_by_value` searches the text each field of a stream's events adds up
   to, as sent, then each event; :func:`names_lack_secrets` proves on a stream's text that
   scrubbing by name finds nothing in it, without parsing its events; :func:`uniform_stream`
-  reads the keys and fields of a long stream whose events share one shape with one pattern,
-  for both passes (a stream whose fields and keys hold nothing to replace is left unparsed).
+  reads the keys and fields of a long stream made of runs of events of one shape, a pattern
+  per run, for both passes (a stream whose fields and keys hold nothing to replace is left
+  unparsed).
 """
 
 from __future__ import annotations
@@ -320,8 +321,8 @@ def stream_by_value(
     replace it, and leave the rest of the key in the next event for no rule to find.
 
     ``streams``: events already parsed (:meth:`Scrubber.parsed_streams`), given back when
-    nothing changed. ``views``: streams of one shape already read (:func:`uniform_stream`),
-    with their texts:
+    nothing changed. ``views``: streams of runs of one shape already read
+    (:func:`uniform_stream`), with their texts:
     one whose fields hold no secret and whose strings can hold none is left as it is, unparsed.
     """
     events = streams.pop(text, None) if streams is not None else None
@@ -361,11 +362,11 @@ def stream_by_value(
     return text
 
 
-# --- long streams of one shape -------------------------------------------------------------
+# --- long streams of runs of one shape ------------------------------------------------------
 
 
 UNIFORM_MIN = 32_768
-"""Streams from this length on are read as streams of one shape first (:func:`uniform_stream`):
+"""Streams from this length on are read as runs of one shape first (:func:`uniform_stream`):
 below it, parsing each event costs about as much, and the events parsed are written as they
 are (a short stream is stored event by event)."""
 _MAX_ODD = 16
