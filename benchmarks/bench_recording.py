@@ -57,55 +57,51 @@ def _prompt(number: int, size: int) -> str:
     return (line * (size // len(line) + 1))[:size]
 
 
-def _stream(size: int) -> bytes:
-    events, total, index = [], 0, 0
+def _events(size: int, delta: Callable[[int, int], Any], *first: Any) -> bytes:
+    """A stream of ``size`` bytes (about): the ``first`` events, then ``delta(index, total)``
+    (the event's number, the bytes before it) for each further one, then ``[DONE]``."""
+    events = [f"data: {json.dumps(event)}\n\n" for event in first]
+    total, index = 0, 0
     while total < size:
-        delta = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": f"w{index} "}}]}
-        event = f"data: {json.dumps(delta)}\n\n"
+        event = f"data: {json.dumps(delta(index, total))}\n\n"
         events.append(event)
         total += len(event)
         index += 1
     return ("".join(events) + "data: [DONE]\n\n").encode()
+
+
+def _chunk(delta: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", **more, "choices": [{"index": 0, "delta": delta}]}
+
+
+def _stream(size: int) -> bytes:
+    return _events(size, lambda index, _: _chunk({"content": f"w{index} "}))
 
 
 def _tool_call_stream(size: int) -> bytes:
-    events, total, index = [], 0, 0
-    while total < size:
+    def delta(index: int, _: int) -> dict[str, Any]:
         piece = f'{{"k{index}": "v"'  # what a model streams: the arguments, piece by piece
-        call = {"index": 0, "function": {"arguments": piece}}
-        delta = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
-        event = f"data: {json.dumps(delta)}\n\n"
-        events.append(event)
-        total += len(event)
-        index += 1
-    return ("".join(events) + "data: [DONE]\n\n").encode()
+        return _chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+
+    return _events(size, delta)
 
 
 def _scored_stream(size: int) -> bytes:
-    events, total, index = [], 0, 0
-    while total < size:
-        token = f"w{index} "
-        logprobs = {"content": [{"token": token, "logprob": -index / 997}]}
-        choice = {"index": 0, "delta": {"content": token}, "logprobs": logprobs}
-        delta = {"id": "chatcmpl-1", "created": 1796182570 + index // 50, "choices": [choice]}
-        event = f"data: {json.dumps(delta)}\n\n"
-        events.append(event)
-        total += len(event)
-        index += 1
-    return ("".join(events) + "data: [DONE]\n\n").encode()
+    def delta(index: int, _: int) -> dict[str, Any]:
+        event = _chunk({"content": f"w{index} "}, created=1796182570 + index // 50)
+        logprobs = {"content": [{"token": f"w{index} ", "logprob": -index / 997}]}
+        event["choices"][0]["logprobs"] = logprobs
+        return event
+
+    return _events(size, delta)
 
 
 def _reasoning_stream(size: int) -> bytes:
-    role = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}
-    events, total, index = [f"data: {json.dumps(role)}\n\n"], 0, 0
-    while total < size:
+    def delta(index: int, total: int) -> dict[str, Any]:
         field = "reasoning_content" if total < size // 2 else "content"
-        delta = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {field: f"w{index} "}}]}
-        event = f"data: {json.dumps(delta)}\n\n"
-        events.append(event)
-        total += len(event)
-        index += 1
-    return ("".join(events) + "data: [DONE]\n\n").encode()
+        return _chunk({field: f"w{index} "})
+
+    return _events(size, delta, _chunk({"role": "assistant"}))
 
 
 def _pair(number: int, prompt_size: int, stream_size: int = 0, key: str = "") -> Pair:
@@ -138,18 +134,9 @@ def _pair(number: int, prompt_size: int, stream_size: int = 0, key: str = "") ->
     return request, response
 
 
-def _tool_call(pair: Pair) -> Pair:
-    pair[1]["body"]["string"] = _tool_call_stream(1_000_000)
-    return pair
-
-
-def _scored(pair: Pair) -> Pair:
-    pair[1]["body"]["string"] = _scored_stream(1_000_000)
-    return pair
-
-
-def _reasoned(pair: Pair) -> Pair:
-    pair[1]["body"]["string"] = _reasoning_stream(1_000_000)
+def _streaming(pair: Pair, stream: Callable[[int], bytes]) -> Pair:
+    """``pair`` with a 1 MB response of ``stream``."""
+    pair[1]["body"]["string"] = stream(1_000_000)
     return pair
 
 
@@ -178,12 +165,14 @@ def writing_rows() -> list[Measurement]:
     cases = {
         "20 interactions of 250 KB prompts": [_pair(n, 250_000) for n in range(20)],
         "a 1 MB streamed reply": [_pair(0, 2_000, stream_size=1_000_000)],
-        "a 1 MB streamed tool call": [_tool_call(_pair(0, 2_000, stream_size=1_000_000))],
+        "a 1 MB streamed tool call": [
+            _streaming(_pair(0, 2_000, stream_size=1_000_000), _tool_call_stream)
+        ],
         "a 1 MB streamed reply with log-probabilities": [
-            _scored(_pair(0, 2_000, stream_size=1_000_000))
+            _streaming(_pair(0, 2_000, stream_size=1_000_000), _scored_stream)
         ],
         "a 1 MB streamed reply of a reasoning model": [
-            _reasoned(_pair(0, 2_000, stream_size=1_000_000))
+            _streaming(_pair(0, 2_000, stream_size=1_000_000), _reasoning_stream)
         ],
         "400 small interactions": [_pair(n, 500) for n in range(400)],
     }
