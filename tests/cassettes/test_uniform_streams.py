@@ -570,10 +570,9 @@ def test_a_long_stream_is_written_as_a_block_and_replayed_as_sent(tmp_path: Path
     assert replayed.content == text.encode()
 
 
-def test_a_stream_the_view_reads_is_written_as_the_slow_way_writes_it(tmp_path: Path) -> None:
-    # A long stream with its key sent in pieces: the view declines to leave it as it came,
-    # and the text written is the slow way's.
-    text = long_reply(["Use ", KEY[:5], KEY[5:], " now"])
+def _written_fast_and_slow(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """The cassettes of one response streaming ``text``: written as recording writes it, and
+    with the view turned off (every stream the slow way)."""
     request = {"method": "GET", "uri": "http://127.0.0.1/v1", "headers": {}, "body": None}
     response = {
         "status": {"code": 200, "message": "OK"},
@@ -584,6 +583,14 @@ def test_a_stream_the_view_reads_is_written_as_the_slow_way_writes_it(tmp_path: 
     write_cassette(fast, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
     with mock.patch.object(_scrub, "uniform_stream", return_value=None):
         write_cassette(slow, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    return fast, slow
+
+
+def test_a_stream_the_view_reads_is_written_as_the_slow_way_writes_it(tmp_path: Path) -> None:
+    # A long stream with its key sent in pieces: the view declines to leave it as it came,
+    # and the text written is the slow way's.
+    text = long_reply(["Use ", KEY[:5], KEY[5:], " now"])
+    fast, slow = _written_fast_and_slow(tmp_path, text)
     assert fast.read_text() == slow.read_text()
     assert KEY[5:] not in fast.read_text()
 
@@ -603,16 +610,7 @@ def test_a_token_field_is_text_under_logprobs_and_a_secret_elsewhere(
     assert view is not None
     assert ("token", True) in view.named
     assert (("token", False) in view.named) is outside
-    request = {"method": "GET", "uri": "http://127.0.0.1/v1", "headers": {}, "body": None}
-    response = {
-        "status": {"code": 200, "message": "OK"},
-        "headers": {"content-type": ["text/event-stream"]},
-        "body": {"string": text},
-    }
-    fast, slow = tmp_path / "fast.yaml", tmp_path / "slow.yaml"
-    write_cassette(fast, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
-    with mock.patch.object(_scrub, "uniform_stream", return_value=None):
-        write_cassette(slow, [(request, response)], scrubber=Scrubber(secrets=Secrets()))
+    fast, slow = _written_fast_and_slow(tmp_path, text)
     assert fast.read_text() == slow.read_text()
     assert "live-token-0123456789" not in fast.read_text()
     (replayed,) = read_interactions(fast)
