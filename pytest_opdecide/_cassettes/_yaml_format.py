@@ -686,7 +686,7 @@ class ReadableYaml:
         writer made none, as :meth:`check_own` is told)."""
         out = {key: value for key, value in data.items() if key != "version"}
         out["version"] = data.get("version", 1)
-        blocks: set[int] = set()  # the streams stored as blocks, held as they are
+        held_streams: set[int] = set()  # ids of the streams stored as blocks: held as is
         for interaction in out.get("interactions", []):
             req, resp = interaction["request"], interaction["response"]
             for part in (req, resp):
@@ -712,16 +712,16 @@ class ReadableYaml:
                 )
             for stored in (req["body"], body.get("string") if isinstance(body, dict) else None):
                 if isinstance(stored, dict) and "event_stream" in stored:
-                    blocks.add(id(stored["event_stream"]))
+                    held_streams.add(id(stored["event_stream"]))
         replaced = _share_repeats(out.get("interactions", []))
-        text, anchored = _dumped(out, _Dumper, splice=True, held=blocks)
+        text, anchored = _dumped(out, _Dumper, splice=True, held=held_streams)
         if anchored:
             try:
                 load_yaml(text)
             except Refused:  # the repeats expand it past the bound: write them out
                 for holder, key, value in replaced:
                     holder[key] = value
-                text, anchored = _dumped(out, _UnsharedDumper, splice=True, held=blocks)
+                text, anchored = _dumped(out, _UnsharedDumper, splice=True, held=held_streams)
         return text, anchored
 
     @staticmethod
