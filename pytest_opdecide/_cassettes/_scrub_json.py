@@ -683,14 +683,14 @@ def _run(
     stream), with each number that this event, ``line`` and ``next_line`` write alike written
     as it is (an index: matched faster than any number), then with every number matched;
     else the run is as many events as match one after the other."""
-    numbers = len(_numbers(line))
-    every: tuple[str | None, ...] = (None,) * numbers
+    numbers = _numbers(line)
+    every: tuple[str | None, ...] = (None,) * len(numbers)
     last = next(((stop, other) for stop, other, kind in ends if kind == shape), None)
     if last is not None:
         stop, other = last
         kept = tuple(
             a if a == b == c else None
-            for a, b, c in zip(_numbers(line), _numbers(next_line), _numbers(other), strict=True)
+            for a, b, c in zip(numbers, _numbers(next_line), _numbers(other), strict=True)
         )
         for written in dict.fromkeys([kept, every]):
             found = _run_to(text, start, stop, _pattern(shape, written, value, patterns))
