@@ -227,7 +227,9 @@ def _check_arguments(
         return
     _check_arguments_now(runtime, position, step, text, option, menu, call)
     if len(_accepted) >= _ACCEPTED_MAX:
-        _accepted.pop(next(iter(_accepted)), None)
+        # All at once: dropping the oldest entry on each insertion walks past every slot a
+        # dict leaves empty at its front (see pytest_opdecide's bounded caches).
+        _accepted.clear()
     _accepted[key] = what
 
 

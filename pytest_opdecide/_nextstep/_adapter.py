@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_opdecide._bounded import drop_oldest
 from pytest_opdecide._nextstep._binding import bind_runtime
 from pytest_opdecide._nextstep._messages import ModelReply, ModelRequest
 from pytest_opdecide._nextstep._response_schema import json_schema_format
@@ -171,7 +172,7 @@ def _state_of(inner: Any, where: str) -> _State:
         _states[inner] = state
     else:
         if len(_held) >= _HELD_MAX:
-            _held.pop(next(iter(_held)))
+            drop_oldest(_held, _HELD_MAX)
         _held[id(inner)] = (inner, state)
     return state
 

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from pydantic.fields import FieldInfo as _FieldInfo
 
+from pytest_opdecide._bounded import drop_oldest
 from pytest_opdecide._nextstep._annotations import (
     FromContext,
     Param,
@@ -338,7 +339,7 @@ def _shape_by_code(fn: Any) -> _FunctionShape:
     shape = _introspect(fn)
     if shapes is None:
         if len(_code_cache) >= _CODE_CACHE_MAX:
-            _code_cache.pop(next(iter(_code_cache)))
+            drop_oldest(_code_cache, _CODE_CACHE_MAX)
         shapes = _code_cache[code] = []
     # A copy of the annotations: the function's own dict can be changed in place.
     kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
