@@ -3,8 +3,8 @@
 Each entry is read once, by ``_option_forms``, into the form it is written in and its parts;
 from that reading this module builds the entry's :class:`Option` (a function's shape comes from
 ``_function_shapes``; the section *schemas* turns a schema notation into fields and a
-validator), and the menu cache its snapshot of the entry (*the menu cache*). *Rendering* writes
-the menu text.
+validator), and the menu cache its snapshot of the entry (*the menu cache*). The menu text is
+written by ``_menu_text``.
 
 Normalising is on the hot path of every decision, so what does not change between calls is
 cached, always by what it is made of, never by object identity: a function's introspected
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+from pytest_opdecide._bounded import drop_oldest
 from pytest_opdecide._nextstep._annotations import (
     META_KEYS,
     annotation_label,
@@ -30,10 +31,7 @@ from pytest_opdecide._nextstep._annotations import (
 )
 from pytest_opdecide._nextstep._field_types import (
     FieldSpec,
-    ScalarSpec,
     UnsupportedType,
-    call_example,
-    shown_choice,
 )
 from pytest_opdecide._nextstep._function_shapes import (
     RUNTIME_PARAMETER_NAMES,
@@ -44,6 +42,7 @@ from pytest_opdecide._nextstep._function_shapes import (
     clear_shape_caches,
     known_shape,
 )
+from pytest_opdecide._nextstep._menu_text import clear_frames, render_block, render_menu
 from pytest_opdecide._nextstep._option_forms import (
     FORMS,
     OptionKind,
@@ -503,6 +502,9 @@ _ENTRIES_PER_KEY = 8
 _misses: dict[Any, int] = {}
 _MISSES_BEFORE_SKIPPING = 8
 
+# Keys seen once, whose menu is not kept yet (see ``_kept``), oldest first.
+_seen_once: dict[Any, None] = {}
+
 # id(options) -> the entry whose ``last`` it is: a menu kept in a constant is found without
 # building its key. An id is trusted only while ``entry.last`` is that very object. Options
 # found by content are not added (a dict built on every call would churn this table).
@@ -512,7 +514,7 @@ _last_seen: dict[int, _Entry] = {}
 def _seen(entry: _Entry, options: Any) -> None:
     entry.last = options
     if len(_last_seen) >= _MENU_CACHE_KEYS:
-        _last_seen.pop(next(iter(_last_seen)))
+        drop_oldest(_last_seen, _MENU_CACHE_KEYS)
     _last_seen[id(options)] = entry
 
 
@@ -557,10 +559,10 @@ def _rebound(entry: _Entry, options: Any) -> tuple[Menu, bool]:
     text = menu.text
     if described:
         if entry.blocks is None:
-            entry.blocks = [_render_block(o) for o in menu.options]
+            entry.blocks = [render_block(o) for o in menu.options]
         blocks = entry.blocks.copy()
         for index in described:
-            blocks[index] = _render_block(changed[index])
+            blocks[index] = render_block(changed[index])
         text = "".join(blocks)[:-1]
     by_name = {o.name: o for o in changed}
     rebound = Menu(
@@ -636,7 +638,7 @@ def _remember(
     entries = _menu_cache.get(key)
     if entries is None:
         if len(_menu_cache) >= _MENU_CACHE_KEYS:
-            _menu_cache.pop(next(iter(_menu_cache)))
+            drop_oldest(_menu_cache, _MENU_CACHE_KEYS)
         entries = _menu_cache[key] = []
     entry = _Entry(exact, loose, menu, options, copy, places, tuple(options) if by_key else ())
     entries.insert(0, entry)
@@ -711,6 +713,16 @@ def _kept(
     # A menu that differs on every call (a description with the ticket id, a closure) is never
     # found again: after a run of misses under its key, only every 16th is kept, so that such a
     # menu does not pay for snapshots it never uses (a hit ends the run).
+    if not entries:
+        # A menu is kept from its second sight of its key on: one whose names differ on every
+        # call (an option per item of a list) is never found again, and a menu used once pays
+        # for no snapshots. A menu used twice is built twice, with its function shapes kept.
+        if key not in _seen_once:
+            if len(_seen_once) >= _MENU_CACHE_KEYS:
+                drop_oldest(_seen_once, _MENU_CACHE_KEYS)
+            _seen_once[key] = None
+            return menu
+        del _seen_once[key]
     streak = _misses.get(key, 0)
     if entries and streak:
         _misses[key] = streak + 1
@@ -718,7 +730,7 @@ def _kept(
             return menu
     else:
         if len(_misses) >= _MENU_CACHE_KEYS:
-            _misses.pop(next(iter(_misses)))
+            drop_oldest(_misses, _MENU_CACHE_KEYS)
         _misses[key] = 1
     if readings is None:
         readings, shapes = list(read_entries(options)), None
@@ -730,8 +742,9 @@ def clear_caches() -> None:
     """Forget every cached menu, schema, function shape and menu text (for benchmarks)."""
     _menu_cache.clear()
     _misses.clear()
+    _seen_once.clear()
     _last_seen.clear()
-    _frame_cache.clear()
+    clear_frames()
     _menu_text_cache.clear()
     _schema_cache.clear()
     clear_shape_caches()
@@ -743,13 +756,28 @@ def _normalize(options: Any) -> tuple[Menu, list[Reading], list[_FunctionShape |
     readings: list[Reading] = []
     shapes: list[_FunctionShape | None] = []
     opts: list[Option] = []
+    async_names: list[str] = []
+    needs_context = False
     for reading in read_entries(options):  # each entry built as it is read: its error first
         readings.append(reading)
         fn = reading.function
-        if fn is not None and reading.form.kind == "function":
+        kind = reading.form.kind
+        if fn is not None and kind == "function":
             shape = _option_shape(reading.name, fn)
             shapes.append(shape)
             opts.append(_function_option(reading.name, fn, reading.description, shape))
+            if _is_async(fn):
+                async_names.append(reading.name)
+            if shape.hidden and not needs_context:
+                needs_context = any(f.source == "context" for f in shape.hidden)
+        elif kind == "value":  # what _option makes of it, without its dispatch
+            shapes.append(None)
+            description = reading.description or ""
+            opts.append(
+                _made_option(
+                    reading.name, "value", description, (), (), None, reading.value, (), None
+                )
+            )
         else:
             shapes.append(None)
             opts.append(_option(reading))
@@ -767,9 +795,7 @@ def _normalize(options: Any) -> tuple[Menu, list[Reading], list[_FunctionShape |
         if len(_menu_text_cache) >= _MENU_TEXT_CACHE_MAX:
             _menu_text_cache.clear()
         _menu_text_cache[key] = text
-    async_options = tuple(o.name for o in opts if o.handler is not None and _is_async(o.handler))
-    needs_context = any(f.source == "context" for o in opts for f in o.hidden)
-    menu = Menu(tuple(opts), by_name, tuple(by_name), text, async_options, needs_context)
+    menu = Menu(tuple(opts), by_name, tuple(by_name), text, tuple(async_names), needs_context)
     return menu, readings, shapes
 
 
@@ -779,92 +805,3 @@ def _is_async(handler: Callable[..., Any]) -> bool:
     if type(handler) is _FunctionType and not handler.__dict__:
         return bool(handler.__code__.co_flags & inspect.CO_COROUTINE)
     return inspect.iscoroutinefunction(handler)
-
-
-# --- rendering ---------------------------------------------------------------------------------
-
-
-def _field_line(f: FieldSpec) -> str:
-    line = f"    {f.name}"
-    if f.description:
-        line += f": {f.description}"
-    if f.type.choices is not None:
-        line += " (options: " + ", ".join(shown_choice(v) for v in f.type.choices) + ")"
-    return line
-
-
-_frame_cache: dict[Any, tuple[str, str]] = {}
-_FRAME_CACHE_MAX = 8192
-
-
-def render_menu(options: list[Option] | tuple[Option, ...]) -> str:
-    """Render options as the menu text the model reads."""
-    return "".join([_render_block(opt) for opt in options])[:-1]
-
-
-def _frame(opt: Option) -> tuple[str, str]:
-    """The signature line of ``opt``'s block, and its field and ``Call:`` lines."""
-    frame = _plain_frame(opt)
-    return _general_frame(opt) if frame is None else frame
-
-
-def _general_frame(opt: Option) -> tuple[str, str]:
-    head = f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"
-    lines = [_field_line(f) for f in opt.fields]
-    call: dict[str, Any] = {"call": opt.name}
-    if opt.fields:
-        call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
-    lines.append(f"    Call: {call_example(call)}")
-    return head, "\n".join(lines) + "\n\n"
-
-
-_PLAIN_SHOWN = {str: '"<str>"', int: "<int>", float: "<float>", bool: "<bool>"}
-"""What the ``Call:`` example shows for a plain field of each class (its placeholder, as
-:func:`call_example` writes it)."""
-
-
-def _plain_frame(opt: Option) -> tuple[str, str] | None:
-    """:func:`_frame` of an option whose name and field names are identifiers (JSON writes
-    each as itself in quotes: no character of an identifier is escaped) and whose fields are
-    plain ``str``, ``int``, ``float`` or ``bool``, written in one pass; ``None`` for any
-    other."""
-    name = opt.name
-    if type(name) is not str or not name.isidentifier():
-        return None
-    signature: list[str] = []
-    lines: list[str] = []
-    args: list[str] = []
-    for f in opt.fields:
-        spec = f.type
-        if type(spec) is not ScalarSpec:
-            return None
-        shown = _PLAIN_SHOWN.get(spec.pytype)
-        field = f.name
-        if shown is None or type(field) is not str or not field.isidentifier():
-            return None
-        signature.append(f"{field}: {spec.label}")
-        lines.append(f"    {field}: {f.description}" if f.description else f"    {field}")
-        args.append(f'"{field}": {shown}')
-    if args:
-        example = f'{{"call": "{name}", "args": {{{", ".join(args)}}}}}'
-    else:
-        example = f'{{"call": "{name}"}}'
-    lines.append(f"    Call: {example}")
-    return f"{name}({', '.join(signature)})", "\n".join(lines) + "\n\n"
-
-
-def _render_block(opt: Option) -> str:
-    # The signature line, and the field and Call: lines, are kept by name and fields: a
-    # description that changes per call is all that is written anew.
-    key = (opt.name, opt.fields)
-    frame = _frame_cache.get(key)
-    if frame is None:
-        frame = _frame(opt)
-        if len(_frame_cache) >= _FRAME_CACHE_MAX:
-            _frame_cache.pop(next(iter(_frame_cache)))
-        _frame_cache[key] = frame
-    head, tail = frame
-    if opt.description:
-        described = opt.description.strip("\n").replace("\n", "\n    ")
-        return f"{head}\n    {described}\n{tail}"
-    return f"{head}\n{tail}"

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import pytest
 
 from pytest_opdecide import FromContext, Param, Runtime
-from pytest_opdecide._nextstep import _function_shapes, _options
+from pytest_opdecide._nextstep import _function_shapes, _menu_text, _options
 from pytest_opdecide._nextstep._field_types import FieldSpec, ScalarSpec
 from pytest_opdecide._nextstep._options import normalize_options, render_menu
 from pytest_opdecide._nextstep._validation import ArgsValidator
@@ -405,10 +405,10 @@ def _plain_options() -> list[Any]:
 def test_a_plain_block_is_written_as_the_general_way_writes_it() -> None:
     written = 0
     for option in _plain_options():
-        plain = _options._plain_frame(option)
+        plain = _menu_text._plain_frame(option)
         if plain is not None:
             written += 1
-            assert plain == _options._general_frame(option), option.name
+            assert plain == _menu_text._general_frame(option), option.name
     assert written == 5  # act, nothing, ünïcode, plan, close
 
 

@@ -178,6 +178,13 @@ def agreed(opts: Any) -> Menu | None:
     return menu
 
 
+def kept(opts: Any) -> Menu | None:
+    """:func:`agreed` of ``opts`` once its menu is kept: a menu is kept from the second sight
+    of its names on (its first sight is checked too)."""
+    agreed(copy.copy(opts))
+    return agreed(opts)
+
+
 def form_id(form: Form) -> str:
     return f"{form.container} {form.written}"
 
@@ -207,7 +214,7 @@ def test_each_example_is_read_as_its_form(form: Form) -> None:
 
 @pytest.mark.parametrize("form", FORMS, ids=form_id)
 def test_a_menu_written_twice_is_found_again(form: Form) -> None:
-    first = agreed(options(form))
+    first = kept(options(form))
     assert first is not None
     assert agreed(options(form)) is first
     assert agreed(options(form)) is first
@@ -217,8 +224,8 @@ def test_a_menu_written_twice_is_found_again(form: Form) -> None:
 def test_every_single_change_of_a_part_gives_a_fresh_menu(
     form: Form, role: Role, index: int
 ) -> None:
-    first = agreed(options(form))
-    changed = agreed(options(form, **{role: CHANGES[role][index]}))
+    first = kept(options(form))
+    changed = kept(options(form, **{role: CHANGES[role][index]}))
     assert changed is not first
     if changed is not None and role != "value":
         # A changed value is each call's own (a new menu every time); any other change is a
@@ -237,8 +244,8 @@ def test_every_single_change_of_a_part_gives_a_fresh_menu(
     ],
 )
 def test_an_entry_rewritten_in_another_form_gives_a_fresh_menu(before: Form, after: Form) -> None:
-    first = agreed(options(before))
-    rewritten = agreed(options(after))
+    first = kept(options(before))
+    rewritten = kept(options(after))
     assert rewritten is not None
     assert rewritten is not first
     assert agreed(options(before)) is first

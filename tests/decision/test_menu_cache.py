@@ -13,7 +13,15 @@ from typing import Any, Literal
 import pytest
 
 from pytest_opdecide import decision
-from pytest_opdecide._nextstep._options import _normalize, normalize_options
+from pytest_opdecide._nextstep import _options
+from pytest_opdecide._nextstep._options import _normalize, clear_caches, normalize_options
+
+
+@pytest.fixture(autouse=True)
+def empty_cache() -> None:
+    """Each test starts with no menu cached: what an earlier test left under the same names (a
+    run of misses, a first sight) is not this test's."""
+    clear_caches()
 
 
 def lookup_order(order_id: str) -> str:
@@ -43,6 +51,7 @@ class Router:
 
 
 def test_a_menu_built_afresh_on_every_call_is_found_again() -> None:
+    normalize_options(route_options())  # a first sight: kept from the second on
     first = normalize_options(route_options())
     assert normalize_options(route_options()) is first
     assert normalize_options(route_options()) is first
@@ -50,6 +59,7 @@ def test_a_menu_built_afresh_on_every_call_is_found_again() -> None:
 
 def test_bound_methods_made_on_every_call_find_their_menu_and_their_instance() -> None:
     router = Router()
+    normalize_options(router.options())
     first = normalize_options(router.options())
     assert normalize_options(router.options()) is first
     other = Router()
@@ -58,6 +68,31 @@ def test_bound_methods_made_on_every_call_find_their_menu_and_their_instance() -
     assert decision.resolve_decision('{"call": "lookup", "args": {"order_id": "A"}}', menu) == (
         f"{id(other)}:A"
     )
+
+
+def test_a_menu_is_kept_from_the_second_sight_of_its_names() -> None:
+    once = normalize_options(route_options())
+    assert not _options._menu_cache  # seen once: no snapshots paid for
+    twice = normalize_options(route_options())
+    assert twice is not once  # built again, and kept this time
+    assert twice.text == once.text
+    assert normalize_options(route_options()) is twice
+    assert normalize_options(route_options()) is twice
+
+
+def test_a_menu_whose_names_differ_on_every_call_is_never_kept() -> None:
+    # One option per item of a list, named after it: the names are new on every call.
+    for item in range(2 * _options._MENU_CACHE_KEYS):
+        menu = normalize_options({f"open_{item}": lookup_order, "wait": "WAITING"})
+        assert menu.names == (f"open_{item}", "wait")
+    assert not _options._menu_cache
+    assert len(_options._seen_once) <= _options._MENU_CACHE_KEYS  # bounded, oldest dropped
+    assert ("dict", "open_0", "wait") not in _options._seen_once
+    # A key dropped from the doorkeeper is a first sight again, then kept as any other.
+    normalize_options({"open_0": lookup_order, "wait": "WAITING"})
+    assert not _options._menu_cache
+    again = normalize_options({"open_0": lookup_order, "wait": "WAITING"})
+    assert normalize_options({"open_0": lookup_order, "wait": "WAITING"}) is again
 
 
 def test_a_changed_description_is_never_served_stale() -> None:
@@ -165,6 +200,7 @@ def test_the_list_form_is_cached_and_checked_alike() -> None:
     def options(note: str) -> list[Any]:
         return [lookup_order, ("wait", note), ("plan", "Plan.", {"steps": [str]})]
 
+    normalize_options(options("Wait."))  # a first sight: kept from the second on
     first = normalize_options(options("Wait."))
     assert normalize_options(options("Wait.")) is first
     assert "    Later.\n" in normalize_options(options("Later.")).text

@@ -1,0 +1,122 @@
+"""The menu text: each option written as the block the model reads, the blocks joined.
+
+A block is the option's signature line, its description, a line per field and a ``Call:``
+example. The signature and the field and ``Call:`` lines are kept by the option's name and
+fields (*frames*), so that a description with each call's own text is all that is written anew;
+an option without fields is written at once, its frame costing less to write than to look up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_opdecide._bounded import drop_oldest
+from pytest_opdecide._nextstep._field_types import (
+    FieldSpec,
+    ScalarSpec,
+    call_example,
+    shown_choice,
+)
+
+if TYPE_CHECKING:
+    from pytest_opdecide._nextstep._options import Option
+
+__all__ = ["clear_frames", "render_block", "render_menu"]
+
+
+def _field_line(f: FieldSpec) -> str:
+    line = f"    {f.name}"
+    if f.description:
+        line += f": {f.description}"
+    if f.type.choices is not None:
+        line += " (options: " + ", ".join(shown_choice(v) for v in f.type.choices) + ")"
+    return line
+
+
+_frame_cache: dict[Any, tuple[str, str]] = {}
+_FRAME_CACHE_MAX = 8192
+
+
+def render_menu(options: list[Option] | tuple[Option, ...]) -> str:
+    """Render options as the menu text the model reads."""
+    return "".join([render_block(opt) for opt in options])[:-1]
+
+
+def _frame(opt: Option) -> tuple[str, str]:
+    """The signature line of ``opt``'s block, and its field and ``Call:`` lines."""
+    frame = _plain_frame(opt)
+    return _general_frame(opt) if frame is None else frame
+
+
+def _general_frame(opt: Option) -> tuple[str, str]:
+    head = f"{opt.name}(" + ", ".join(f"{f.name}: {f.type.label}" for f in opt.fields) + ")"
+    lines = [_field_line(f) for f in opt.fields]
+    call: dict[str, Any] = {"call": opt.name}
+    if opt.fields:
+        call["args"] = {f.name: f.type.placeholder() for f in opt.fields}
+    lines.append(f"    Call: {call_example(call)}")
+    return head, "\n".join(lines) + "\n\n"
+
+
+_PLAIN_SHOWN = {str: '"<str>"', int: "<int>", float: "<float>", bool: "<bool>"}
+"""What the ``Call:`` example shows for a plain field of each class (its placeholder, as
+:func:`call_example` writes it)."""
+
+
+def _plain_frame(opt: Option) -> tuple[str, str] | None:
+    """:func:`_frame` of an option whose name and field names are identifiers (JSON writes
+    each as itself in quotes: no character of an identifier is escaped) and whose fields are
+    plain ``str``, ``int``, ``float`` or ``bool``, written in one pass; ``None`` for any
+    other."""
+    name = opt.name
+    if type(name) is not str or not name.isidentifier():
+        return None
+    signature: list[str] = []
+    lines: list[str] = []
+    args: list[str] = []
+    for f in opt.fields:
+        spec = f.type
+        if type(spec) is not ScalarSpec:
+            return None
+        shown = _PLAIN_SHOWN.get(spec.pytype)
+        field = f.name
+        if shown is None or type(field) is not str or not field.isidentifier():
+            return None
+        signature.append(f"{field}: {spec.label}")
+        lines.append(f"    {field}: {f.description}" if f.description else f"    {field}")
+        args.append(f'"{field}": {shown}')
+    if args:
+        example = f'{{"call": "{name}", "args": {{{", ".join(args)}}}}}'
+    else:
+        example = f'{{"call": "{name}"}}'
+    lines.append(f"    Call: {example}")
+    return f"{name}({', '.join(signature)})", "\n".join(lines) + "\n\n"
+
+
+def render_block(opt: Option) -> str:
+    """The block of ``opt`` in the menu text, ending with its blank line."""
+    name = opt.name
+    if not opt.fields and type(name) is str and name.isidentifier():
+        # No fields: the frame costs less to write than to look up, and a name new on every
+        # call (an option per item) fills no cache. What _plain_frame writes for it.
+        head, tail = f"{name}()", f'    Call: {{"call": "{name}"}}\n\n'
+    else:
+        # The signature line, and the field and Call: lines, are kept by name and fields: a
+        # description that changes per call is all that is written anew.
+        key = (name, opt.fields)
+        frame = _frame_cache.get(key)
+        if frame is None:
+            frame = _frame(opt)
+            if len(_frame_cache) >= _FRAME_CACHE_MAX:
+                drop_oldest(_frame_cache, _FRAME_CACHE_MAX)
+            _frame_cache[key] = frame
+        head, tail = frame
+    if opt.description:
+        described = opt.description.strip("\n").replace("\n", "\n    ")
+        return f"{head}\n    {described}\n{tail}"
+    return f"{head}\n{tail}"
+
+
+def clear_frames() -> None:
+    """Forget every kept frame (for benchmarks)."""
+    _frame_cache.clear()
