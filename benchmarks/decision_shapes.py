@@ -109,6 +109,17 @@ def _schemas(ticket: str) -> dict[str, Any]:
     }
 
 
+def _per_item(ticket: str) -> dict[str, Any]:
+    # An option per document of the ticket, named after it: the names are new on every call.
+    menu: dict[str, Any] = {"refund": issue_refund}
+    for n in range(9):
+        menu[f"open_{ticket.replace('-', '_')}_{n}"] = (
+            f"DOC-{n}",
+            f"Open document {n} of ticket {ticket}.",
+        )
+    return menu
+
+
 def _many(count: int) -> Build:
     names = [f"option_{n}" for n in range(count)]
 
@@ -138,6 +149,11 @@ SHAPES: list[tuple[str, Build, tuple[str, dict[str, Any]]]] = [
                 "rationale": "Back up first.",
             },
         ),
+    ),
+    (
+        "10 options named after the ticket's documents (new names every call)",
+        _per_item,
+        ("refund", {"amount": 3.5, "reason": "late"}),
     ),
     ("2 options", _many(2), ("refund", {"amount": 3.5, "reason": "late"})),
     ("100 options", _many(100), ("refund", {"amount": 3.5, "reason": "late"})),
