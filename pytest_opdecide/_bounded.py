@@ -20,4 +20,4 @@ def drop_oldest(cache: dict[Any, Any], limit: int) -> None:
     all of them.
     """
     for key in list(itertools.islice(cache, max(1, limit // 4))):
-        del cache[key]
+        cache.pop(key, None)  # another thread may have dropped it first

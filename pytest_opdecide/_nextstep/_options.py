@@ -722,7 +722,7 @@ def _kept(
                 drop_oldest(_seen_once, _MENU_CACHE_KEYS)
             _seen_once[key] = None
             return menu
-        del _seen_once[key]
+        _seen_once.pop(key, None)  # another thread may have kept it first
     streak = _misses.get(key, 0)
     if entries and streak:
         _misses[key] = streak + 1
