@@ -48,6 +48,7 @@ from pytest_opdecide._nextstep._option_forms import (
     OptionKind,
     Reading,
     Role,
+    read_dict_entry,
     read_entries,
 )
 from pytest_opdecide._nextstep._response_schema import menu_schema
@@ -394,10 +395,10 @@ class _SameShape:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _free_parts(reading: Reading, shape: _FunctionShape | None) -> dict[Role, object]:
+def _free_parts(reading: Reading) -> dict[Role, object]:
     """The markers of the loose snapshot, by the role of the part each stands for: a value, a
-    description, a plain function (whose shape is kept by code: ``shape``, when the menu was
-    just built from it, else the one kept for its code)."""
+    description, a plain function (whose shape is kept by code: the one the menu was just built
+    from)."""
     form = reading.form
     free: dict[Role, object] = {}
     if form.value_rule is not None:
@@ -406,8 +407,7 @@ def _free_parts(reading: Reading, shape: _FunctionShape | None) -> dict[Role, ob
         free["description"] = _ANY_TEXT
     fn = reading.function
     if type(fn) is _FunctionType and not fn.__dict__:
-        if shape is None:
-            shape = known_shape(fn)
+        shape = known_shape(fn)
         if shape is not None:
             free["function"] = _SameShape(fn, shape)
     return free
@@ -602,15 +602,11 @@ def _remember(
     key: Any,
     options: Any,
     menu: Menu,
-    readings: list[Reading],
-    shapes: list[_FunctionShape | None] | None,
 ) -> None:
-    """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`);
-    ``shapes``: the function shapes the menu was just built from, by entry (``None``: not at
-    hand, looked up by code)."""
+    """Cache ``menu`` under ``key`` with the snapshots of ``options`` (see :class:`_Entry`)."""
     by_key = key[0] == "dict"
-    shapes = shapes or [None] * len(readings)
-    free = [_free_parts(r, s) for r, s in zip(readings, shapes, strict=True)]
+    readings = list(read_entries(options))
+    free = [_free_parts(r) for r in readings]
     places = tuple(
         (
             index,
@@ -671,7 +667,7 @@ def normalize_options(options: Any) -> Menu:
     elif isinstance(options, Menu):
         return options
     else:
-        return _normalize(options)[0]  # another Mapping: normalised on every call
+        return _normalize(options)  # another Mapping: normalised on every call
     entries = _menu_cache.get(key)
     if entries:
         # Snapshots are on the left of ``==``: their markers compare first.
@@ -695,9 +691,8 @@ def normalize_options(options: Any) -> Menu:
                 _misses.pop(key, None)
                 return rebound
             # Another text: a menu of its own, kept as such if it repeats (as below).
-            return _kept(key, options, entries, rebound, None)
-    menu, readings, shapes = _normalize(options)
-    return _kept(key, options, entries, menu, readings, shapes)
+            return _kept(key, options, entries, rebound)
+    return _kept(key, options, entries, _normalize(options))
 
 
 def _kept(
@@ -705,8 +700,6 @@ def _kept(
     options: Any,
     entries: list[_Entry] | None,
     menu: Menu,
-    readings: list[Reading] | None,
-    shapes: list[_FunctionShape | None] | None = None,
 ) -> Menu:
     """``menu``, made for ``options`` and not found under ``key``, remembered unless menus
     under that key keep differing on every call."""
@@ -732,9 +725,7 @@ def _kept(
         if len(_misses) >= _MENU_CACHE_KEYS:
             drop_oldest(_misses, _MENU_CACHE_KEYS)
         _misses[key] = 1
-    if readings is None:
-        readings, shapes = list(read_entries(options)), None
-    _remember(key, options, menu, readings, shapes)
+    _remember(key, options, menu)
     return menu
 
 
@@ -750,44 +741,55 @@ def clear_caches() -> None:
     clear_shape_caches()
 
 
-def _normalize(options: Any) -> tuple[Menu, list[Reading], list[_FunctionShape | None]]:
-    """The menu ``options`` make, with the readings of their entries it was built from and, by
-    entry, the function shape its option was built from (``None`` for other options)."""
-    readings: list[Reading] = []
-    shapes: list[_FunctionShape | None] = []
+def _normalize(options: Any) -> Menu:
+    """The menu ``options`` make, each entry built as it is read (its error first).
+
+    The dict form's entries are built straight from the entry, past a reading of it: a value,
+    ``(value, "description")``, a function and ``(fn, "description")`` (a menu read anew, an
+    option per item of a list, makes one option per entry on every call). Any other entry, and
+    the list form, goes through its reading (:mod:`._option_forms`), which names what is wrong.
+    """
     opts: list[Option] = []
     async_names: list[str] = []
     needs_context = False
-    for reading in read_entries(options):  # each entry built as it is read: its error first
-        readings.append(reading)
-        fn = reading.function
-        kind = reading.form.kind
-        if fn is not None and kind == "function":
-            shape = _option_shape(reading.name, fn)
-            shapes.append(shape)
-            opts.append(_function_option(reading.name, fn, reading.description, shape))
-            if _is_async(fn):
-                async_names.append(reading.name)
-            if shape.hidden and not needs_context:
-                needs_context = any(f.source == "context" for f in shape.hidden)
-        elif kind == "value":  # what _option makes of it, without its dispatch
-            shapes.append(None)
-            description = reading.description or ""
-            opts.append(
-                _made_option(
-                    reading.name, "value", description, (), (), None, reading.value, (), None
-                )
-            )
-        else:
-            shapes.append(None)
-            opts.append(_option(reading))
-    if not opts:
-        raise ValueError("options must offer at least one option, got none")
-    by_name: dict[str, Option] = {}
-    for opt in opts:
-        if opt.name in by_name:
-            raise ValueError(f"Duplicate option name '{opt.name}' in options list")
-        by_name[opt.name] = opt
+    if type(options) is dict:
+        for name, handler in options.items():
+            if (
+                type(name) is not str
+                or not name
+                or (type(handler) is not tuple and isinstance(handler, tuple))
+            ):  # no name (raises), a str subclass, a named tuple: through the entry's reading
+                if _add_reading(read_dict_entry(name, handler), opts, async_names):
+                    needs_context = True
+            elif type(handler) is tuple:
+                if len(handler) == 2 and type(handler[1]) is str:
+                    target, description = handler
+                    if not callable(target):
+                        opts.append(
+                            _made_option(name, "value", description, (), (), None, target, (), None)
+                        )
+                    elif _add_function(name, target, description, opts, async_names):
+                        needs_context = True
+                elif _add_reading(read_dict_entry(name, handler), opts, async_names):
+                    needs_context = True  # a schema option, a malformed tuple, a str subclass
+            elif not callable(handler):
+                opts.append(_made_option(name, "value", "", (), (), None, handler, (), None))
+            elif _add_function(name, handler, None, opts, async_names):
+                needs_context = True
+        if not opts:
+            raise ValueError("options must offer at least one option, got none")
+        by_name = dict(zip(options, opts, strict=True))  # its keys: the names, each once
+    else:
+        for reading in read_entries(options):
+            if _add_reading(reading, opts, async_names):
+                needs_context = True
+        if not opts:
+            raise ValueError("options must offer at least one option, got none")
+        by_name = {}
+        for opt in opts:
+            if opt.name in by_name:
+                raise ValueError(f"Duplicate option name '{opt.name}' in options list")
+            by_name[opt.name] = opt
     key = tuple((o.name, o.description, o.fields) for o in opts)
     text = _menu_text_cache.get(key)
     if text is None:
@@ -795,8 +797,32 @@ def _normalize(options: Any) -> tuple[Menu, list[Reading], list[_FunctionShape |
         if len(_menu_text_cache) >= _MENU_TEXT_CACHE_MAX:
             _menu_text_cache.clear()
         _menu_text_cache[key] = text
-    menu = Menu(tuple(opts), by_name, tuple(by_name), text, tuple(async_names), needs_context)
-    return menu, readings, shapes
+    return Menu(tuple(opts), by_name, tuple(by_name), text, tuple(async_names), needs_context)
+
+
+def _add_reading(reading: Reading, opts: list[Option], async_names: list[str]) -> bool:
+    """Append the option ``reading`` makes to ``opts``, as :func:`_add_function` does."""
+    fn = reading.function
+    if fn is not None and reading.form.kind == "function":
+        return _add_function(reading.name, fn, reading.description, opts, async_names)
+    opts.append(_option(reading))
+    return False
+
+
+def _add_function(
+    name: str,
+    fn: Callable[..., Any],
+    description: str | None,
+    opts: list[Option],
+    async_names: list[str],
+) -> bool:
+    """Append the option of ``fn`` to ``opts`` (its name to ``async_names`` if it is a
+    coroutine function); whether it reads parameters from ``context=``."""
+    shape = _option_shape(name, fn)
+    opts.append(_function_option(name, fn, description, shape))
+    if _is_async(fn):
+        async_names.append(name)
+    return any(f.source == "context" for f in shape.hidden) if shape.hidden else False
 
 
 def _is_async(handler: Callable[..., Any]) -> bool:

@@ -166,7 +166,7 @@ def agreed(opts: Any) -> Menu | None:
     """The menu ``normalize_options`` gives for ``opts``, checked against the menu the parser
     alone builds (``None`` where both raise, with the same message)."""
     try:
-        expected = _normalize(opts)[0]
+        expected = _normalize(opts)
     except (TypeError, ValueError) as exc:
         message = str(exc)
         with pytest.raises(type(exc)) as raised:

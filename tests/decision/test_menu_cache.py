@@ -259,7 +259,7 @@ def test_menus_that_never_repeat_are_served_right_every_time() -> None:
 
 def _fresh(options: Any) -> Any:
     """What a menu is made of, as the parser alone builds it (no cache)."""
-    menu = _normalize(options)[0]
+    menu = _normalize(options)
     return _made_of(menu)
 
 
