@@ -54,11 +54,13 @@ def test_a_bad_keep_is_refused_when_set(bad: object) -> None:
 
 
 def test_between_reads_at_most_keep_and_a_batch_are_held(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Trimmed in batches of max(16, keep / 8), never read in between: the held tail is bounded.
+    # Trimmed in batches of 16 whatever ``keep`` is (a batch freed at once is about what the
+    # calls since the last one allocated), never read in between: the held tail is bounded.
     monkeypatch.delenv("PYTEST_CURRENT_TEST")
-    runtime = FunctionRuntime(lambda call: pick("close"))
-    runtime.trace.keep = 3
-    for _ in range(200):
-        _decide(runtime, 1)
-        assert len(runtime.trace._records) <= 3 + 16
-    assert runtime.trace.forgotten == 197
+    for keep, calls in ((3, 200), (200, 400)):
+        runtime = FunctionRuntime(lambda call: pick("close"))
+        runtime.trace.keep = keep
+        for _ in range(calls):
+            _decide(runtime, 1)
+            assert len(runtime.trace._records) <= keep + 16
+        assert runtime.trace.forgotten == calls - keep
