@@ -248,9 +248,6 @@ def _unsupported_message(option: str, exc: _UnsupportedParameter) -> str:
     )
 
 
-_menu_text_cache: dict[Any, str] = {}
-_MENU_TEXT_CACHE_MAX = 1024
-
 # --- the menu cache ----------------------------------------------------------------------------
 # A menu is cached with copies of the options it was made from (*snapshots*), compared with the
 # options of every call with ``==``: containers and leaves compare in C, identical objects at
@@ -501,6 +498,7 @@ _ENTRIES_PER_KEY = 8
 # key -> how many calls in a row missed every menu kept under it (see ``normalize_options``).
 _misses: dict[Any, int] = {}
 _MISSES_BEFORE_SKIPPING = 8
+_RETRY_EVERY = 64  # during such a run, how often a call searches every kept menu and is kept
 
 # Keys seen once, whose menu is not kept yet (see ``_kept``), oldest first.
 _seen_once: dict[Any, None] = {}
@@ -522,13 +520,13 @@ def _option_with(option: Option, role: Role, part: Any) -> Option:
     """``option`` with a call's own value, description or function (of the same shape)."""
     o = option
     if role == "value":
-        return Option(o.name, o.kind, o.description, o.fields, o.hidden, o.handler, part,
-                      o.positional, o.validator)  # fmt: skip
+        return _made_option(o.name, o.kind, o.description, o.fields, o.hidden, o.handler, part,
+                            o.positional, o.validator)  # fmt: skip
     if role == "description":
-        return Option(o.name, o.kind, part, o.fields, o.hidden, o.handler, o.value,
-                      o.positional, o.validator)  # fmt: skip
-    return Option(o.name, o.kind, o.description, o.fields, o.hidden, part, o.value,
-                  o.positional, o.validator)  # fmt: skip
+        return _made_option(o.name, o.kind, part, o.fields, o.hidden, o.handler, o.value,
+                            o.positional, o.validator)  # fmt: skip
+    return _made_option(o.name, o.kind, o.description, o.fields, o.hidden, part, o.value,
+                        o.positional, o.validator)  # fmt: skip
 
 
 def _rebound(entry: _Entry, options: Any) -> tuple[Menu, bool]:
@@ -670,8 +668,13 @@ def normalize_options(options: Any) -> Menu:
         return _normalize(options)  # another Mapping: normalised on every call
     entries = _menu_cache.get(key)
     if entries:
+        # Menus under this key that have differed in their text call after call (a description
+        # with the ticket id) are built anew, past all but the latest of those kept (a menu
+        # built anew costs less than one rebound and rewritten); every 64th call searches all.
+        streak = _misses.get(key, 0)
+        skipping = streak >= _MISSES_BEFORE_SKIPPING and streak % _RETRY_EVERY
         # Snapshots are on the left of ``==``: their markers compare first.
-        for entry in entries:
+        for entry in entries[:1] if skipping else entries:
             try:
                 if entry.exact == options:
                     if id(options) in _last_seen:  # a kept object, changed back or moved
@@ -680,6 +683,9 @@ def normalize_options(options: Any) -> Menu:
                     return entry.menu
             except Exception:  # a value that refuses to be compared: not this entry
                 continue
+        if skipping:
+            _misses[key] = streak + 1
+            return _normalize(options)
         for entry in entries:  # the same menu, with a call's own values, texts, closures
             try:
                 if entry.loose is None or entry.loose != options:
@@ -704,7 +710,7 @@ def _kept(
     """``menu``, made for ``options`` and not found under ``key``, remembered unless menus
     under that key keep differing on every call."""
     # A menu that differs on every call (a description with the ticket id, a closure) is never
-    # found again: after a run of misses under its key, only every 16th is kept, so that such a
+    # found again: after a run of misses under its key, only every 64th is kept, so that such a
     # menu does not pay for snapshots it never uses (a hit ends the run).
     if not entries:
         # A menu is kept from its second sight of its key on: one whose names differ on every
@@ -719,7 +725,7 @@ def _kept(
     streak = _misses.get(key, 0)
     if entries and streak:
         _misses[key] = streak + 1
-        if streak >= _MISSES_BEFORE_SKIPPING and streak % 16:
+        if streak >= _MISSES_BEFORE_SKIPPING and streak % _RETRY_EVERY:
             return menu
     else:
         if len(_misses) >= _MENU_CACHE_KEYS:
@@ -736,7 +742,6 @@ def clear_caches() -> None:
     _seen_once.clear()
     _last_seen.clear()
     clear_frames()
-    _menu_text_cache.clear()
     _schema_cache.clear()
     clear_shape_caches()
 
@@ -746,10 +751,12 @@ def _normalize(options: Any) -> Menu:
 
     The dict form's entries are built straight from the entry, past a reading of it: a value,
     ``(value, "description")``, a function and ``(fn, "description")`` (a menu read anew, an
-    option per item of a list, makes one option per entry on every call). Any other entry, and
-    the list form, goes through its reading (:mod:`._option_forms`), which names what is wrong.
+    option per item of a list, makes one option per entry on every call), a value option's
+    block written at once. Any other entry, and the list form, goes through its reading
+    (:mod:`._option_forms`), which names what is wrong.
     """
     opts: list[Option] = []
+    blocks: list[str] = []
     async_names: list[str] = []
     needs_context = False
     if type(options) is dict:
@@ -768,14 +775,27 @@ def _normalize(options: Any) -> Menu:
                         opts.append(
                             _made_option(name, "value", description, (), (), None, target, (), None)
                         )
+                        if name.isidentifier():  # what render_block writes for it
+                            if description:
+                                shown = description.strip("\n").replace("\n", "\n    ")
+                                blocks.append(
+                                    f'{name}()\n    {shown}\n    Call: {{"call": "{name}"}}\n\n'
+                                )
+                            else:
+                                blocks.append(f'{name}()\n    Call: {{"call": "{name}"}}\n\n')
+                            continue
                     elif _add_function(name, target, description, opts, async_names):
                         needs_context = True
                 elif _add_reading(read_dict_entry(name, handler), opts, async_names):
                     needs_context = True  # a schema option, a malformed tuple, a str subclass
             elif not callable(handler):
                 opts.append(_made_option(name, "value", "", (), (), None, handler, (), None))
+                if name.isidentifier():
+                    blocks.append(f'{name}()\n    Call: {{"call": "{name}"}}\n\n')
+                    continue
             elif _add_function(name, handler, None, opts, async_names):
                 needs_context = True
+            blocks.append(render_block(opts[-1]))
         if not opts:
             raise ValueError("options must offer at least one option, got none")
         by_name = dict(zip(options, opts, strict=True))  # its keys: the names, each once
@@ -783,6 +803,7 @@ def _normalize(options: Any) -> Menu:
         for reading in read_entries(options):
             if _add_reading(reading, opts, async_names):
                 needs_context = True
+            blocks.append(render_block(opts[-1]))
         if not opts:
             raise ValueError("options must offer at least one option, got none")
         by_name = {}
@@ -790,14 +811,14 @@ def _normalize(options: Any) -> Menu:
             if opt.name in by_name:
                 raise ValueError(f"Duplicate option name '{opt.name}' in options list")
             by_name[opt.name] = opt
-    key = tuple((o.name, o.description, o.fields) for o in opts)
-    text = _menu_text_cache.get(key)
-    if text is None:
-        text = render_menu(opts)
-        if len(_menu_text_cache) >= _MENU_TEXT_CACHE_MAX:
-            _menu_text_cache.clear()
-        _menu_text_cache[key] = text
-    return Menu(tuple(opts), by_name, tuple(by_name), text, tuple(async_names), needs_context)
+    return Menu(
+        tuple(opts),
+        by_name,
+        tuple(by_name),
+        "".join(blocks)[:-1],
+        tuple(async_names),
+        needs_context,
+    )
 
 
 def _add_reading(reading: Reading, opts: list[Option], async_names: list[str]) -> bool:

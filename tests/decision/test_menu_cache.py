@@ -300,8 +300,12 @@ def test_per_call_texts_and_closures_are_each_call_s_own_and_render_as_a_fresh_m
         assert decision.resolve_decision('{"call": "refund", "args": {"amount": 1}}', options) == (
             f"refunded 1.0 on {ticket}"
         )
+    # A menu that starts repeating after such a run is kept within the run's retry period,
+    # and found from then on.
     repeated = _per_call(7)
-    assert normalize_options(repeated) is normalize_options(repeated)
+    made = [normalize_options(repeated) for _ in range(_options._RETRY_EVERY + 1)]
+    assert made[-1] is normalize_options(repeated) is normalize_options(repeated)
+    assert all(_made_of(menu) == _fresh(repeated) for menu in made)
 
 
 def test_a_closure_that_is_no_longer_the_same_is_read_anew() -> None:
