@@ -21,7 +21,7 @@ from pytest_opdecide._nextstep._field_types import (
 if TYPE_CHECKING:
     from pytest_opdecide._nextstep._options import Option
 
-__all__ = ["clear_frames", "render_block", "render_menu"]
+__all__ = ["clear_frames", "fieldless_block", "render_block", "render_menu"]
 
 
 def _field_line(f: FieldSpec) -> str:
@@ -93,24 +93,31 @@ def _plain_frame(opt: Option) -> tuple[str, str] | None:
     return f"{name}({', '.join(signature)})", "\n".join(lines) + "\n\n"
 
 
+def fieldless_block(name: str, description: str) -> str:
+    """The block of an option without fields whose name is an identifier, written at once: its
+    frame costs less to write than to look up, and a name new on every call (an option per
+    item) fills no cache. What :func:`render_block` writes for such an option."""
+    if description:
+        described = description.strip("\n").replace("\n", "\n    ")
+        return f'{name}()\n    {described}\n    Call: {{"call": "{name}"}}\n\n'
+    return f'{name}()\n    Call: {{"call": "{name}"}}\n\n'
+
+
 def render_block(opt: Option) -> str:
     """The block of ``opt`` in the menu text, ending with its blank line."""
     name = opt.name
     if not opt.fields and type(name) is str and name.isidentifier():
-        # No fields: the frame costs less to write than to look up, and a name new on every
-        # call (an option per item) fills no cache. What _plain_frame writes for it.
-        head, tail = f"{name}()", f'    Call: {{"call": "{name}"}}\n\n'
-    else:
-        # The signature line, and the field and Call: lines, are kept by name and fields: a
-        # description that changes per call is all that is written anew.
-        key = (name, opt.fields)
-        frame = _frame_cache.get(key)
-        if frame is None:
-            frame = _frame(opt)
-            if len(_frame_cache) >= _FRAME_CACHE_MAX:
-                drop_oldest(_frame_cache, _FRAME_CACHE_MAX)
-            _frame_cache[key] = frame
-        head, tail = frame
+        return fieldless_block(name, opt.description)
+    # The signature line, and the field and Call: lines, are kept by name and fields: a
+    # description that changes per call is all that is written anew.
+    key = (name, opt.fields)
+    frame = _frame_cache.get(key)
+    if frame is None:
+        frame = _frame(opt)
+        if len(_frame_cache) >= _FRAME_CACHE_MAX:
+            drop_oldest(_frame_cache, _FRAME_CACHE_MAX)
+        _frame_cache[key] = frame
+    head, tail = frame
     if opt.description:
         described = opt.description.strip("\n").replace("\n", "\n    ")
         return f"{head}\n    {described}\n{tail}"

@@ -42,7 +42,12 @@ from pytest_opdecide._nextstep._function_shapes import (
     clear_shape_caches,
     known_shape,
 )
-from pytest_opdecide._nextstep._menu_text import clear_frames, render_block, render_menu
+from pytest_opdecide._nextstep._menu_text import (
+    clear_frames,
+    fieldless_block,
+    render_block,
+    render_menu,
+)
 from pytest_opdecide._nextstep._option_forms import (
     FORMS,
     OptionKind,
@@ -667,6 +672,7 @@ def normalize_options(options: Any) -> Menu:
     else:
         return _normalize(options)  # another Mapping: normalised on every call
     entries = _menu_cache.get(key)
+    streak = 0
     if entries:
         # Menus under this key that have differed in their text call after call (a description
         # with the ticket id) are built anew, past all but the latest of those kept (a menu
@@ -697,8 +703,8 @@ def normalize_options(options: Any) -> Menu:
                 _misses.pop(key, None)
                 return rebound
             # Another text: a menu of its own, kept as such if it repeats (as below).
-            return _kept(key, options, entries, rebound)
-    return _kept(key, options, entries, _normalize(options))
+            return _kept(key, options, entries, rebound, streak)
+    return _kept(key, options, entries, _normalize(options), streak)
 
 
 def _kept(
@@ -706,12 +712,12 @@ def _kept(
     options: Any,
     entries: list[_Entry] | None,
     menu: Menu,
+    streak: int,
 ) -> Menu:
-    """``menu``, made for ``options`` and not found under ``key``, remembered unless menus
-    under that key keep differing on every call."""
-    # A menu that differs on every call (a description with the ticket id, a closure) is never
-    # found again: after a run of misses under its key, only every 64th is kept, so that such a
-    # menu does not pay for snapshots it never uses (a hit ends the run).
+    """``menu``, made for ``options`` and not found under ``key``, remembered; ``streak``: the
+    run of misses under that key so far (``normalize_options`` builds the menu of a call in
+    such a run anew and keeps only every 64th, so that a menu that differs on every call does
+    not pay for snapshots it never uses; a hit ends the run)."""
     if not entries:
         # A menu is kept from its second sight of its key on: one whose names differ on every
         # call (an option per item of a list) is never found again, and a menu used once pays
@@ -722,11 +728,8 @@ def _kept(
             _seen_once[key] = None
             return menu
         _seen_once.pop(key, None)  # another thread may have kept it first
-    streak = _misses.get(key, 0)
     if entries and streak:
         _misses[key] = streak + 1
-        if streak >= _MISSES_BEFORE_SKIPPING and streak % _RETRY_EVERY:
-            return menu
     else:
         if len(_misses) >= _MENU_CACHE_KEYS:
             drop_oldest(_misses, _MENU_CACHE_KEYS)
@@ -775,14 +778,8 @@ def _normalize(options: Any) -> Menu:
                         opts.append(
                             _made_option(name, "value", description, (), (), None, target, (), None)
                         )
-                        if name.isidentifier():  # what render_block writes for it
-                            if description:
-                                shown = description.strip("\n").replace("\n", "\n    ")
-                                blocks.append(
-                                    f'{name}()\n    {shown}\n    Call: {{"call": "{name}"}}\n\n'
-                                )
-                            else:
-                                blocks.append(f'{name}()\n    Call: {{"call": "{name}"}}\n\n')
+                        if name.isidentifier():
+                            blocks.append(fieldless_block(name, description))
                             continue
                     elif _add_function(name, target, description, opts, async_names):
                         needs_context = True
@@ -791,7 +788,7 @@ def _normalize(options: Any) -> Menu:
             elif not callable(handler):
                 opts.append(_made_option(name, "value", "", (), (), None, handler, (), None))
                 if name.isidentifier():
-                    blocks.append(f'{name}()\n    Call: {{"call": "{name}"}}\n\n')
+                    blocks.append(fieldless_block(name, ""))
                     continue
             elif _add_function(name, handler, None, opts, async_names):
                 needs_context = True
