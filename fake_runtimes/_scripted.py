@@ -27,14 +27,13 @@ from fake_runtimes._script_steps import (
     plural,
 )
 from pytest_opdecide import (
-    DecisionError,
     ModelReply,
     ModelRequest,
     Runtime,
     ToolCall,
     Usage,
-    decision,
 )
+from pytest_opdecide.options import ParseFailure, parse_reply
 
 __all__ = ["FakeRuntime", "FunctionRuntime", "ScriptedRuntime"]
 
@@ -261,8 +260,9 @@ def _check_arguments_now(
             f"{takes}\n{fix}"
         )
     try:
-        decision.parse_args(text, menu, context=_EveryKey(), max_retries=0)
-    except DecisionError as error:
+        # As decision.make reads the pick once (no re-pick, no runtime), any context key given.
+        parse_reply(text, menu, _EveryKey())
+    except ParseFailure as error:
         takes = f"{option.name!r} takes: {_takes(option)}."
         if error.kind == "missing_required":
             missing = [f.name for f in option.fields if f.required and f.name not in step.args]
