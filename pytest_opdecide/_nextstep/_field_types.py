@@ -731,7 +731,7 @@ def _placeholder_from_json_schema(
     return None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class FieldSpec:
     """One field the model fills (or, for functions, one hidden parameter).
 
@@ -776,17 +776,21 @@ class FieldSpec:
         dataclass's ``object.__setattr__`` per field (a function's first sight makes one per
         parameter)."""
         made = object.__new__(cls)
-        made.__dict__.update(
-            name=name,
-            type=type,
-            description=description,
-            required=required,
-            source="llm",
-            context_key="",
-            default=default,
-            positional_only=positional_only,
-        )
+        s_name, s_type, s_description, s_required, s_source, s_context_key, s_default, \
+            s_positional_only = _SET_FIELD  # fmt: skip
+        s_name(made, name)
+        s_type(made, type)
+        s_description(made, description)
+        s_required(made, required)
+        s_source(made, "llm")
+        s_context_key(made, "")
+        s_default(made, default)
+        s_positional_only(made, positional_only)
         return made
+
+
+_SET_FIELD = tuple(getattr(FieldSpec, name).__set__ for name in FieldSpec.__slots__)
+"""Each slot's setter, in the order of the fields (what :meth:`FieldSpec.shown` sets)."""
 
 
 def fields_core_schema(

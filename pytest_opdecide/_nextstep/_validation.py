@@ -155,7 +155,7 @@ class ArgsValidator:
                 compiles = False
         self.native = native
         """Whether a pick parsed from JSON is validated as it is (else through JSON text)."""
-        self.by_name = by_name
+        self.__dict__["by_name"] = by_name
         self._plain = None if plain is None else tuple(plain)
         """Each field's name, class and whether it must be sent, when every field is a plain
         ``str``, ``int``, ``float`` or ``bool`` (see :meth:`_checked_plainly`)."""
@@ -172,13 +172,17 @@ class ArgsValidator:
         every type is a plain ``str``, ``int``, ``float`` or ``bool``, made at once from
         ``plain``, each field's name, class and whether it must be sent (what ``__init__``
         reads off them; a function's first sight makes one)."""
-        made = object.__new__(cls)
+        made = object.__new__(_PlainArgsValidator)
         made.fields = fields
         made.all_required = False
         made.native = True
-        made.by_name = {f.name: f for f in fields}
         made._plain = plain
         return made
+
+    @functools.cached_property
+    def by_name(self) -> dict[str, FieldSpec]:
+        """The fields by name (read when a pick fails, to explain it)."""
+        return {f.name: f for f in self.fields}
 
     # The schema and the compiled validator: built on the option's first pick when every field
     # has a type pydantic-core always compiles (see :func:`_compiles`), else in ``__init__``.
@@ -351,6 +355,21 @@ class ArgsValidator:
 
 
 _PLAIN_TEXTS = frozenset({"<str>"})
+
+
+class _PlainArgsValidator(ArgsValidator):
+    """An :class:`ArgsValidator` of plain fields (see :meth:`ArgsValidator.of_plain`): what a
+    pick's check reads off it is the same for any such fields, so it is the class's, not
+    computed on each option's first pick; and its hot path is a method, not a bound method
+    kept by the validator (which would make a reference cycle of every option picked)."""
+
+    _texts = _PLAIN_TEXTS
+    bare_placeholders = {"str": "<str>"}  # noqa: RUF012 (read only, as the base's)
+    copy_marks = ("str",)
+
+    def validate_parsed(self, args: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`ArgsValidator.validate` of arguments parsed from reply text."""
+        return self._checked_plainly(args)
 
 
 def _placeholder_texts(fields: tuple[FieldSpec, ...]) -> frozenset[str]:

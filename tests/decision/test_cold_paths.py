@@ -249,9 +249,11 @@ def test_a_field_made_at_once_is_the_field_its_init_makes() -> None:
             "count", spec, "How many.", required=required, default=default,
             positional_only=positional,
         )  # fmt: skip
-        # Every dataclass field, in order: a field added to FieldSpec must be set by shown().
-        assert list(vars(made)) == [f.name for f in dataclasses.fields(FieldSpec)]
-        assert vars(made) == vars(built)
+        # Every dataclass field (a slot never set raises): a field added to FieldSpec must be
+        # set by shown().
+        names = [f.name for f in dataclasses.fields(FieldSpec)]
+        assert [getattr(made, name) for name in names] == [getattr(built, n) for n in names]
+        assert repr(made) == repr(built)
 
 
 async def _async_act(amount: float) -> str:
@@ -434,10 +436,32 @@ def test_a_plain_validator_made_at_once_is_the_one_its_init_makes() -> None:
     assert made is not None
     assert made._plain is not None
     built = ArgsValidator(shape.fields, all_required=False)
-    assert vars(made) == vars(built)
+    made_parts = {k: v for k, v in vars(made).items() if k != "by_name"}
+    built_parts = {k: v for k, v in vars(built).items() if k != "by_name"}
+    assert made_parts == built_parts
+    assert made.by_name == built.by_name  # built when a failure is explained
     assert made._texts == _placeholder_texts(made.fields)  # the plain shortcut
     assert (made.placeholders, made.bare_placeholders, made.copy_marks) == (
         built.placeholders,
         built.bare_placeholders,
         built.copy_marks,
     )
+
+
+def test_a_picked_plain_validator_is_freed_without_the_cycle_collector() -> None:
+    # A validator that kept its own bound method (a cached hot path) would live on in a
+    # reference cycle after every first pick, for the cycle collector to find.
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        made = _function_shapes._introspect(_future_types.scalars).validator
+        assert made is not None
+        args = {"count": 2, "ratio": 0.5, "name": "ada", "flag": True}
+        assert made.validate_parsed(args) == args
+        gone = weakref.ref(made)
+        del made
+        assert gone() is None
+    finally:
+        gc.enable()
