@@ -41,6 +41,7 @@ from pytest_opdecide._nextstep._field_types import (
     UnknownSpec,
     UnsupportedType,
 )
+from pytest_opdecide._nextstep._menu_text import PLAIN_SHOWN, PlainParts
 from pytest_opdecide._nextstep._validation import ArgsValidator
 
 __all__ = ["RUNTIME_PARAMETER_NAMES", "clear_shape_caches", "known_shape"]
@@ -106,6 +107,7 @@ def _is_runtime_annotation(hint: Any) -> bool:
 _annotation_code: dict[str, Any] = {}
 _ANNOTATION_CODE_MAX = 4096
 _NoneType = type(None)
+_NOTHING: dict[str, Any] = {}  # shared, never written to
 _EMPTY = inspect.Parameter.empty
 _FunctionType = type(_first_paragraph)
 
@@ -133,13 +135,19 @@ _BUILTIN_NAMES = frozenset(
 def _builtin(globalns: dict[str, Any], name: str) -> Any:
     """The builtin class ``name`` as eval in ``globalns`` finds it (its ``__builtins__``, a
     module or a dict), or ``Parameter.empty`` when it is not there or is no class."""
+    found = _builtin_namespace(globalns).get(name, _EMPTY)
+    return found if isinstance(found, type) else _EMPTY
+
+
+def _builtin_namespace(globalns: dict[str, Any]) -> dict[str, Any]:
+    """The namespace eval in ``globalns`` finds builtins in (its ``__builtins__``, a module or
+    a dict), or an empty one."""
     namespace = globalns["__builtins__"]
     if type(namespace) is not dict:
         namespace = getattr(namespace, "__dict__", None)
         if type(namespace) is not dict:
-            return _EMPTY
-    found = namespace.get(name, _EMPTY)
-    return found if isinstance(found, type) else _EMPTY
+            return _NOTHING
+    return namespace
 
 
 def _quick_hints(target: Any) -> dict[str, Any] | None:
@@ -232,6 +240,10 @@ class _FunctionShape(NamedTuple):
     positional: tuple[str, ...]
     validator: ArgsValidator | None
     version: tuple[Any, ...]
+    frame: PlainParts | None = None
+    """What the fields write of the option's block (see :func:`._menu_text.plain_parts`),
+    when every field is a plain ``str``, ``int``, ``float`` or ``bool``; ``None`` otherwise (the
+    block is written from the option's fields)."""
 
 
 class _UnsupportedParameter(TypeError):
@@ -336,15 +348,17 @@ def _shape_by_code(fn: Any) -> _FunctionShape:
         for kept, shape in shapes:
             if kept[0] is fn.__globals__ and _same_parts(kept, parts):
                 return shape
-    shape = _introspect(fn)
+    made = _scalar_shape(fn)
+    shape = _general_code_shape(fn) if made is None else made
+    # A copy of the annotations: the function's own dict can be changed in place.
+    kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
     if shapes is None:
         if len(_code_cache) >= _CODE_CACHE_MAX:
             drop_oldest(_code_cache, _CODE_CACHE_MAX)
-        shapes = _code_cache[code] = []
-    # A copy of the annotations: the function's own dict can be changed in place.
-    kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
-    shapes.insert(0, (kept, shape))
-    del shapes[_SHAPES_PER_CODE:]
+        _code_cache[code] = [(kept, shape)]
+    else:
+        shapes.insert(0, (kept, shape))
+        del shapes[_SHAPES_PER_CODE:]
     return shape
 
 
@@ -371,20 +385,21 @@ def _by_code(fn: Any) -> bool:
 
 
 def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
-    if _by_code(fn):
-        # A closure, or any function defined inside another (``<locals>`` in its name), is
-        # most likely new on every call of the one that defines it: kept by code alone, not by
-        # identity too (a weak reference made, and its callback run when the function dies,
-        # for a function that is never seen again).
-        kept = fn.__closure__ is None and "<locals>" not in fn.__qualname__
-        if kept:
+    if type(fn) is _FunctionType:
+        own = fn.__dict__
+        if "__wrapped__" not in own and "__signature__" not in own:  # :func:`_by_code`
+            # A closure, or any function defined inside another (``<locals>`` in its name), is
+            # most likely new on every call of the one that defines it: kept by code alone, not
+            # by identity too (a weak reference made, and its callback run when the function
+            # dies, for a function that is never seen again).
+            if fn.__closure__ is not None or "<locals>" in fn.__qualname__:
+                return _shape_by_code(fn)
             cached = _function_cache.get(fn)  # the same function again: found by identity
             if cached is not None and cached.version == _VERSION(fn):
                 return cached
-        shape = _shape_by_code(fn)
-        if kept:
+            shape = _shape_by_code(fn)
             _function_cache[fn] = shape
-        return shape
+            return shape
     # A bound method is a new object on every attribute access: key it by its function, in a
     # cache of its own (the bound signature has no ``self``).
     if inspect.ismethod(fn):
@@ -462,8 +477,10 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
     with a scalar class (``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``, or its name
     as a string), read in one pass off its code, defaults and annotations: what
     :func:`_quick_hints`, :func:`_code_parameters` and :func:`_shape` make of it, field for
-    field. ``None`` for any other function (``*args``, a runtime parameter, any other
-    annotation), which takes the general way."""
+    field, and, when every field is a plain ``str``, ``int``, ``float`` or ``bool``, what its
+    fields write of the option's block (see :func:`._menu_text.plain_parts`). ``None`` for any
+    other function (``*args``, a runtime parameter, any other annotation), which takes the
+    general way."""
     code = fn.__code__
     if code.co_flags & _SIMPLE_FLAGS:
         return None
@@ -473,31 +490,46 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
     if len(annotations) - ("return" in annotations) != total:
         return None  # a parameter without an annotation
     names = code.co_varnames
+    if not RUNTIME_PARAMETER_NAMES.isdisjoint(names[:total]):
+        return None
+    doc = fn.__doc__
+    if type(doc) is str and doc.isprintable():
+        # One line, no tab: what inspect.cleandoc and _first_paragraph make of it is the line
+        # stripped, and it has no Args: section.
+        description = doc.strip()
+        doc_args: dict[str, str] = _NOTHING
+    else:
+        if type(doc) is not str:
+            doc = inspect.getdoc(fn)
+        elif "\n" in doc or "\t" in doc or doc[:1].isspace():
+            doc = inspect.cleandoc(doc)
+        description = _first_paragraph(doc)
+        doc_args = _doc_arg_descriptions(doc) if doc else _NOTHING
     defaults = fn.__defaults__ or ()
     kwdefaults = fn.__kwdefaults__
     first_default = count - len(defaults)
     positional_only = code.co_posonlyargcount
     globalns = fn.__globals__
-    doc = fn.__doc__
-    if type(doc) is not str:
-        doc = inspect.getdoc(fn)
-    elif "\n" in doc or "\t" in doc or doc[:1].isspace():
-        doc = inspect.cleandoc(doc)
-    doc_args = _doc_arg_descriptions(doc) if doc else {}
+    builtin_names: Any = None  # the builtins namespace, read at the first name it resolves
     fields: list[FieldSpec] = []
     plain: list[tuple[str, type, bool]] | None = []  # what ArgsValidator.of_plain takes
+    # What plain fields write of the block (see plain_parts), each part in its own list.
+    signature: list[str] = []
+    lines: list[str] = []
+    example: list[str] | None = []
     for i in range(total):
         name = names[i]
-        if name in RUNTIME_PARAMETER_NAMES:
-            return None
         hint = annotations.get(name, _EMPTY)
         if type(hint) is str:  # as :func:`_quick_hints` resolves a bare name
-            if hint in globalns:
+            found = globalns.get(hint, _EMPTY)
+            if found is not _EMPTY or hint in globalns:
                 if not hint.isidentifier() or keyword.iskeyword(hint):
                     return None
-                hint = globalns[hint]
+                hint = found
             elif hint in _BUILTIN_NAMES and "__builtins__" in globalns:
-                hint = _builtin(globalns, hint)
+                if builtin_names is None:
+                    builtin_names = _builtin_namespace(globalns)
+                hint = builtin_names.get(hint, _EMPTY)
             else:
                 return None
         spec = _SCALAR_SPECS.get(hint) if type(hint) is type else None
@@ -508,25 +540,40 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
         else:
             default = _EMPTY if kwdefaults is None else kwdefaults.get(name, _EMPTY)
         required = default is _EMPTY
+        described = doc_args.get(name, "") if doc_args else ""
         fields.append(
-            FieldSpec.shown(
-                name, spec, doc_args.get(name, ""), required, default, i < positional_only
-            )
+            FieldSpec.shown(name, spec, described, required, default, i < positional_only)
         )
-        if plain is not None:
-            if hint in _PLAIN_CLASSES:
-                plain.append((name, hint, required))
+        if plain is None:
+            continue
+        shown = PLAIN_SHOWN.get(hint)
+        if shown is None:  # an untyped list or dict: validated by pydantic-core
+            plain = example = None
+            continue
+        plain.append((name, hint, required))
+        if example is not None:
+            if name.isidentifier():
+                # As plain_parts writes them (f-strings: a format string is parsed per call).
+                signature.append(f"{name}: {spec.label}")
+                lines.append(f"    {name}: {described}\n" if described else f"    {name}\n")
+                example.append(f'"{name}": {shown}')
             else:
-                plain = None  # an untyped list or dict: validated by pydantic-core
-    shown = tuple(fields)
-    if not shown:
+                example = None
+    fields_made = tuple(fields)
+    if not fields_made:
         validator = None
     elif plain is not None:
-        validator = ArgsValidator.of_plain(shown, tuple(plain))
+        validator = ArgsValidator.of_plain(fields_made, tuple(plain))
     else:
-        validator = ArgsValidator(shown, all_required=False)
+        validator = ArgsValidator(fields_made, all_required=False)
     return _FunctionShape(
-        shown, (), _first_paragraph(doc), names[:positional_only], validator, _VERSION(fn)
+        fields_made,
+        (),
+        description,
+        names[:positional_only],
+        validator,
+        _VERSION(fn),
+        None if example is None else (", ".join(signature), "".join(lines), ", ".join(example)),
     )
 
 
@@ -535,27 +582,41 @@ def _introspect(fn: Callable[..., Any]) -> _FunctionShape:
     resolved once compiled (the first sight of a closure); anything else, or any annotation that
     is not plain, through ``inspect.signature`` and ``typing.get_type_hints``."""
     if _by_code(fn):
-        shape = _scalar_shape(fn)
-        if shape is not None:
-            return shape
-    hints = _quick_hints(fn) if _by_code(fn) else None
-    if hints is not None:
-        parameters = _code_parameters(fn)
-        doc = fn.__doc__
-        if type(doc) is not str:
-            doc = inspect.getdoc(fn)
-        elif "\n" in doc or "\t" in doc or doc[:1].isspace():
-            doc = inspect.cleandoc(doc)
-        # else one line, no tab, nothing to strip in front: cleandoc would return it as it is
-    else:
-        try:
-            sig = inspect.signature(fn)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"Cannot read the signature of option function {fn!r}: {exc}") from None
-        hints = _resolve_hints(fn, sig)
-        parameters = _signature_parameters(sig)
-        doc = inspect.getdoc(fn.func if isinstance(fn, functools.partial) else fn)
-    return _shape(fn, parameters, hints, doc)
+        return _introspect_code(fn)
+    return _introspect_signature(fn)
+
+
+def _introspect_code(fn: Any) -> _FunctionShape:
+    """:func:`_introspect` of a plain function (see :func:`_by_code`)."""
+    shape = _scalar_shape(fn)
+    if shape is not None:
+        return shape
+    return _general_code_shape(fn)
+
+
+def _general_code_shape(fn: Any) -> _FunctionShape:
+    """:func:`_introspect_code` of a function that is not made of scalars alone."""
+    hints = _quick_hints(fn)
+    if hints is None:  # an annotation that is not plain
+        return _introspect_signature(fn)
+    doc = fn.__doc__
+    if type(doc) is not str:
+        doc = inspect.getdoc(fn)
+    elif "\n" in doc or "\t" in doc or doc[:1].isspace():
+        doc = inspect.cleandoc(doc)
+    # else one line, no tab, nothing to strip in front: cleandoc would return it as it is
+    return _shape(fn, _code_parameters(fn), hints, doc)
+
+
+def _introspect_signature(fn: Callable[..., Any]) -> _FunctionShape:
+    """:func:`_introspect` through ``inspect.signature`` and ``typing.get_type_hints``."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"Cannot read the signature of option function {fn!r}: {exc}") from None
+    hints = _resolve_hints(fn, sig)
+    doc = inspect.getdoc(fn.func if isinstance(fn, functools.partial) else fn)
+    return _shape(fn, _signature_parameters(sig), hints, doc)
 
 
 def _shape(

@@ -45,6 +45,7 @@ from pytest_opdecide._nextstep._function_shapes import (
 from pytest_opdecide._nextstep._menu_text import (
     clear_frames,
     fieldless_block,
+    framed_block,
     render_block,
     render_menu,
 )
@@ -781,8 +782,10 @@ def _normalize(options: Any) -> Menu:
                         if name.isidentifier():
                             blocks.append(fieldless_block(name, description))
                             continue
-                    elif _add_function(name, target, description, opts, async_names):
-                        needs_context = True
+                    else:
+                        if _add_function(name, target, description, opts, async_names, blocks):
+                            needs_context = True
+                        continue
                 elif _add_reading(read_dict_entry(name, handler), opts, async_names):
                     needs_context = True  # a schema option, a malformed tuple, a str subclass
             elif not callable(handler):
@@ -790,8 +793,10 @@ def _normalize(options: Any) -> Menu:
                 if name.isidentifier():
                     blocks.append(fieldless_block(name, ""))
                     continue
-            elif _add_function(name, handler, None, opts, async_names):
-                needs_context = True
+            else:
+                if _add_function(name, handler, None, opts, async_names, blocks):
+                    needs_context = True
+                continue
             blocks.append(render_block(opts[-1]))
         if not opts:
             raise ValueError("options must offer at least one option, got none")
@@ -819,10 +824,11 @@ def _normalize(options: Any) -> Menu:
 
 
 def _add_reading(reading: Reading, opts: list[Option], async_names: list[str]) -> bool:
-    """Append the option ``reading`` makes to ``opts``, as :func:`_add_function` does."""
+    """Append the option ``reading`` makes to ``opts``, as :func:`_add_function` does (its
+    block is the caller's to write)."""
     fn = reading.function
     if fn is not None and reading.form.kind == "function":
-        return _add_function(reading.name, fn, reading.description, opts, async_names)
+        return _add_function(reading.name, fn, reading.description, opts, async_names, None)
     opts.append(_option(reading))
     return False
 
@@ -833,11 +839,33 @@ def _add_function(
     description: str | None,
     opts: list[Option],
     async_names: list[str],
+    blocks: list[str] | None,
 ) -> bool:
     """Append the option of ``fn`` to ``opts`` (its name to ``async_names`` if it is a
-    coroutine function); whether it reads parameters from ``context=``."""
-    shape = _option_shape(name, fn)
-    opts.append(_function_option(name, fn, description, shape))
+    coroutine function) and its block to ``blocks`` (unless ``None``); whether it reads
+    parameters from ``context=``."""
+    try:  # what _option_shape does, inline: a menu read anew makes one option per entry
+        shape = _function_shape(fn)
+    except _UnsupportedParameter as exc:
+        raise TypeError(_unsupported_message(name, exc)) from None
+    option = _made_option(
+        name,
+        "function",
+        shape.description if description is None else description,
+        shape.fields,
+        shape.hidden,
+        fn,
+        None,
+        shape.positional,
+        shape.validator,
+    )
+    opts.append(option)
+    if blocks is not None:
+        frame = shape.frame
+        if frame is not None and type(name) is str and name.isidentifier():
+            blocks.append(framed_block(name, option.description, frame))
+        else:
+            blocks.append(render_block(option))
     if _is_async(fn):
         async_names.append(name)
     return any(f.source == "context" for f in shape.hidden) if shape.hidden else False

@@ -14,6 +14,8 @@ import types
 from typing import Annotated, Any, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_opdecide import FromContext, Param, Runtime
 from pytest_opdecide._nextstep import _function_shapes, _menu_text, _options
@@ -465,3 +467,67 @@ def test_a_picked_plain_validator_is_freed_without_the_cycle_collector() -> None
         assert gone() is None
     finally:
         gc.enable()
+
+
+# --- the block a function's first sight writes, against the block written from its fields ---
+
+_PARAMETER_NAMES = st.lists(
+    st.sampled_from(["amount", "reason", "order_id", "n", "flag", "x_1", "émoji", "ratio"]),
+    max_size=4,
+    unique=True,
+)
+_ANNOTATIONS = st.sampled_from(["str", "int", "float", "bool", "list", "dict", str, int, float])
+
+
+@st.composite
+def _plain_functions(draw: st.DrawFn) -> Any:
+    """A plain function of scalar parameters, written as source: annotations as classes or
+    names, defaults, keyword-only and positional-only parameters, and a docstring that may
+    describe its parameters in an Args: section."""
+    names = draw(_PARAMETER_NAMES)
+    annotations = {name: draw(_ANNOTATIONS) for name in names}
+    defaults = [draw(st.booleans()) for _ in names]
+    split = draw(st.integers(0, len(names)))  # parameters from here on are keyword-only
+    slash = draw(st.integers(0, split))  # before here: positional-only
+    params: list[str] = []
+    seen_default = False
+    for index, name in enumerate(names):
+        if index == split:
+            params.append("*")
+        has_default = defaults[index] or (seen_default and index < split)
+        seen_default = seen_default or (has_default and index < split)
+        params.append(f"{name}=None" if has_default else name)
+        if index + 1 == slash:
+            params.append("/")
+    summary = draw(st.sampled_from(["", "Act on it.", "  Act now.  ", "Act.\n\nMore."]))
+    described = [n for n in names if draw(st.booleans())]
+    doc = summary
+    if described:
+        lines = "\n".join(f"        {n}: The {n}.\n            Still the {n}." for n in described)
+        doc = f"{summary or 'Act.'}\n\n    Args:\n{lines}\n    "
+    namespace: dict[str, Any] = {}
+    exec(f"def act({', '.join(params)}):\n    return 1\n", namespace)
+    fn = namespace["act"]
+    fn.__annotations__ = annotations
+    fn.__doc__ = doc or None
+    return fn
+
+
+@given(
+    _plain_functions(),
+    st.sampled_from(["act", "refund_now", "émoji_pick", "not an identifier", "a-b"]),
+    st.sampled_from([None, "", "Refund it.", "Two\nlines."]),
+)
+@settings(max_examples=150, deadline=None, database=None)
+def test_the_block_a_first_sight_writes_is_the_block_its_fields_make(
+    fn: Any, name: str, description: str | None
+) -> None:
+    _options.clear_caches()
+    entry = fn if description is None else (fn, description)
+    fast = normalize_options({name: entry, "done": "DONE"})
+    slow_fn = _through_signature(fn)
+    slow_entry = slow_fn if description is None else (slow_fn, description)
+    slow = normalize_options({name: slow_entry, "done": "DONE"})
+    _menu_text.clear_frames()
+    assert fast.text == render_menu(fast.options) == slow.text
+    assert render_menu(slow.options) == slow.text
