@@ -512,7 +512,7 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
     globalns = fn.__globals__
     builtin_names: Any = None  # the builtins namespace, read at the first name it resolves
     fields: list[FieldSpec] = []
-    plain: list[tuple[str, type, bool]] | None = []  # what ArgsValidator.of_plain takes
+    plain = True  # every field a plain str, int, float or bool (see ArgsValidator.of_plain)
     # What plain fields write of the block (see plain_parts), each part in its own list.
     signature: list[str] = []
     lines: list[str] = []
@@ -544,13 +544,12 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
         fields.append(
             FieldSpec.shown(name, spec, described, required, default, i < positional_only)
         )
-        if plain is None:
+        if not plain:
             continue
         shown = PLAIN_SHOWN.get(hint)
         if shown is None:  # an untyped list or dict: validated by pydantic-core
-            plain = example = None
+            plain, example = False, None
             continue
-        plain.append((name, hint, required))
         if example is not None:
             if name.isidentifier():
                 # As plain_parts writes them (f-strings: a format string is parsed per call).
@@ -562,8 +561,8 @@ def _scalar_shape(fn: Any) -> _FunctionShape | None:
     fields_made = tuple(fields)
     if not fields_made:
         validator = None
-    elif plain is not None:
-        validator = ArgsValidator.of_plain(fields_made, tuple(plain))
+    elif plain:
+        validator = ArgsValidator.of_plain(fields_made)
     else:
         validator = ArgsValidator(fields_made, all_required=False)
     return _FunctionShape(

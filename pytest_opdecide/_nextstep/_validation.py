@@ -135,48 +135,43 @@ class ArgsValidator:
         native = True
         compiles = True
         by_name: dict[str, FieldSpec] = {}
-        plain: list[tuple[str, type, bool]] | None = []
+        plain = True
         for f in fields:  # one pass: made on every first sight of an option
             name, spec = f.name, f.type
             by_name[name] = f
             native = native and spec.native
             if type(spec) is ScalarSpec:
                 pytype = spec.pytype
-                if plain is not None and pytype in _PLAIN_TYPES:
-                    plain.append((name, pytype, all_required or f.required))
-                else:
-                    plain = None
+                if pytype not in _PLAIN_TYPES:
+                    plain = False
                 if compiles and pytype not in _ALWAYS_COMPILES:
                     compiles = False
             else:
-                plain = None
+                plain = False
                 compiles = compiles and _compiles(spec)
             if compiles and (type(name) is not str or not name.isidentifier()):
                 compiles = False
         self.native = native
         """Whether a pick parsed from JSON is validated as it is (else through JSON text)."""
         self.__dict__["by_name"] = by_name
-        self._plain = None if plain is None else tuple(plain)
-        """Each field's name, class and whether it must be sent, when every field is a plain
-        ``str``, ``int``, ``float`` or ``bool`` (see :meth:`_checked_plainly`)."""
+        self._plain = plain
+        """Whether every field is a plain ``str``, ``int``, ``float`` or ``bool`` (see
+        :meth:`_checked_plainly`)."""
         if not compiles:
             # A type outside the known-safe set: compiled now, so that one pydantic-core
             # refuses is refused when the menu is built, before any model call.
             self._compiled  # noqa: B018
 
     @classmethod
-    def of_plain(
-        cls, fields: tuple[FieldSpec, ...], plain: tuple[tuple[str, type, bool], ...]
-    ) -> ArgsValidator:
+    def of_plain(cls, fields: tuple[FieldSpec, ...]) -> ArgsValidator:
         """``ArgsValidator(fields, all_required=False)`` of fields named by identifiers whose
-        every type is a plain ``str``, ``int``, ``float`` or ``bool``, made at once from
-        ``plain``, each field's name, class and whether it must be sent (what ``__init__``
-        reads off them; a function's first sight makes one)."""
+        every type is a plain ``str``, ``int``, ``float`` or ``bool``, made at once (what
+        ``__init__`` reads off them; a function's first sight makes one)."""
         made = object.__new__(_PlainArgsValidator)
         made.fields = fields
         made.all_required = False
         made.native = True
-        made._plain = plain
+        made._plain = True
         return made
 
     @functools.cached_property
@@ -214,7 +209,7 @@ class ArgsValidator:
     @functools.cached_property
     def validate_parsed(self) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """:meth:`validate` of arguments parsed from reply text (the hot path)."""
-        if self._plain is not None:
+        if self._plain:
             return self._checked_plainly
         if self.native:
             return functools.partial(self._python, strict=True)  # in C: no Python frame per pick
@@ -226,17 +221,20 @@ class ArgsValidator:
         a value of exactly the field's class; anything else (a missing field, another class, a
         subclass, a huge ``int``) goes to pydantic-core, which converts or raises its error."""
         out: dict[str, Any] = {}
-        for name, pytype, required in self._plain or ():
+        all_required = self.all_required
+        for f in self.fields:
+            name = f.name
             if name in args:
                 value = args[name]
                 kind = type(value)
+                pytype = f.type.pytype  # type: ignore[attr-defined]  # a ScalarSpec's
                 if kind is pytype:
                     out[name] = value
                     continue
                 if pytype is float and kind is int and -_EXACT_FLOAT <= value <= _EXACT_FLOAT:
                     out[name] = float(value)
                     continue
-            elif not required:
+            elif not (all_required or f.required):
                 continue
             return self._python(args, strict=True)  # type: ignore[no-any-return]
         return out
@@ -247,7 +245,7 @@ class ArgsValidator:
     @functools.cached_property
     def _texts(self) -> frozenset[str]:
         """The menu's string placeholders of these fields (``<str>``, ``<date yyyy-mm-dd>``)."""
-        if self._plain is not None:
+        if self._plain:
             return _PLAIN_TEXTS  # a plain field's placeholder is "<str>" or a slot
         return _placeholder_texts(self.fields)
 
@@ -303,7 +301,7 @@ class ArgsValidator:
         Raises:
             pydantic.ValidationError: The arguments do not fit (see :func:`explain`).
         """
-        if self._plain is not None:
+        if self._plain:
             return self._checked_plainly(args if type(args) is dict else dict(args))
         if self.native:
             return self._python(args, strict=True)  # type: ignore[no-any-return]

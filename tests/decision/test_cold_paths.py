@@ -347,7 +347,7 @@ def test_plain_fields_are_checked_as_pydantic_checks_them(args: Any, all_require
         FieldSpec("urgent", ScalarSpec(bool), required=False),
     )
     checked = ArgsValidator(fields, all_required=all_required)
-    assert checked._plain is not None  # the check told without pydantic-core
+    assert checked._plain  # the check told without pydantic-core
     compiled = ArgsValidator(fields, all_required=all_required)._compiled
     try:
         expected = compiled.validate_python(args, strict=True)
@@ -436,7 +436,7 @@ def test_a_plain_validator_made_at_once_is_the_one_its_init_makes() -> None:
     shape = _function_shapes._introspect(_future_types.scalars)
     made = shape.validator
     assert made is not None
-    assert made._plain is not None
+    assert made._plain
     built = ArgsValidator(shape.fields, all_required=False)
     made_parts = {k: v for k, v in vars(made).items() if k != "by_name"}
     built_parts = {k: v for k, v in vars(built).items() if k != "by_name"}
