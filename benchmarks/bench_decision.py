@@ -31,7 +31,7 @@ import itertools
 import json
 from typing import Any
 
-from benchmarks import Measurement, median_seconds
+from benchmarks import Measurement, median_ratio, median_seconds, paired_rounds
 from benchmarks.decision_anchors import minimal_make, reference_make
 from benchmarks.decision_shapes import SHAPES
 from fake_runtimes import FunctionRuntime, pick
@@ -180,18 +180,22 @@ def _shape_rows() -> list[Measurement]:
         for fn in (ours, reference, minimal):
             for _ in range(number):
                 fn()
-        rounds: dict[str, list[float]] = {"ours": [], "reference": [], "minimal": []}
-        for _ in range(5):  # alternating, so that all three see the same machine load
-            runtime.trace.clear()
-            rounds["ours"].append(median_seconds(ours, repeat=3, number=number))
-            rounds["reference"].append(median_seconds(reference, repeat=3, number=number))
-            rounds["minimal"].append(median_seconds(minimal, repeat=3, number=number))
-        us = {key: sorted(value)[2] * 1e6 for key, value in rounds.items()}
+        # 15 rounds of a fifth of the calls each, the three back to back in every round, so
+        # that all three see the same machine load; a ratio is the median of the rounds' own.
+        # The trace grows over the 15 rounds as it did over 3 runs of all the calls (a runtime
+        # outside a test keeps the latest 1,000).
+        runtime.trace.clear()
+        medians, times = paired_rounds(
+            {"ours": ours, "reference": reference, "minimal": minimal},
+            rounds=15,
+            number=max(5, number // 5),
+        )
+        us = {key: value * 1e6 for key, value in medians.items()}
         per_call[title] = us
         rows.append(
             Measurement(
                 f"decision.make, {title} / reference's per-call work",
-                us["ours"] / us["reference"],
+                median_ratio(times, "ours", "reference"),
                 "x",
                 1.0,
                 baseline=1.0,
@@ -201,7 +205,7 @@ def _shape_rows() -> list[Measurement]:
         rows.append(
             Measurement(
                 f"decision.make, {title} / hand-written minimal",
-                us["ours"] / us["minimal"],
+                median_ratio(times, "ours", "minimal"),
                 "x",
                 2.0,
                 baseline=1.0,
@@ -238,15 +242,19 @@ def _cold_row() -> Measurement:
     def reference() -> Any:
         return reference_make(PROMPT.format(ticket="T-1"), build("T-1"), lambda prompt: text)
 
-    cold_rounds, reference_rounds = [], []
-    for _ in range(5):
-        runtime.trace.clear()
-        cold_rounds.append(median_seconds(cold, repeat=3, number=50))
-        reference_rounds.append(median_seconds(reference, repeat=3, number=50))
-    ours, theirs = sorted(cold_rounds)[2] * 1e6, sorted(reference_rounds)[2] * 1e6
+    rounds = itertools.count()
+
+    def every_fifth_round() -> None:  # the trace keeps the calls of 5 rounds, 150 at most
+        if next(rounds) % 5 == 0:
+            runtime.trace.clear()
+
+    medians, times = paired_rounds(
+        {"cold": cold, "reference": reference}, rounds=25, number=30, between=every_fifth_round
+    )
+    ours, theirs = medians["cold"] * 1e6, medians["reference"] * 1e6
     return Measurement(
         f"decision.make, cold first call ({title}) / reference's per-call work",
-        ours / theirs,
+        median_ratio(times, "cold", "reference"),
         "x",
         1.0,
         baseline=1.0,
