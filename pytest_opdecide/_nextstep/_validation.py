@@ -134,11 +134,9 @@ class ArgsValidator:
         self.all_required = all_required
         native = True
         compiles = True
-        by_name: dict[str, FieldSpec] = {}
         plain = True
         for f in fields:  # one pass: made on every first sight of an option
             name, spec = f.name, f.type
-            by_name[name] = f
             native = native and spec.native
             if type(spec) is ScalarSpec:
                 pytype = spec.pytype
@@ -153,7 +151,6 @@ class ArgsValidator:
                 compiles = False
         self.native = native
         """Whether a pick parsed from JSON is validated as it is (else through JSON text)."""
-        self.__dict__["by_name"] = by_name
         self._plain = plain
         """Whether every field is a plain ``str``, ``int``, ``float`` or ``bool`` (see
         :meth:`_checked_plainly`)."""
