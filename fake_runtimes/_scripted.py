@@ -6,6 +6,7 @@ the tool loop, choices, re-picks and the call trace behave exactly as in product
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import operator
@@ -41,6 +42,36 @@ __all__ = ["FakeRuntime", "FunctionRuntime", "ScriptedRuntime"]
 def _tokens(text: str) -> int:
     # A plausible, deterministic count: about four characters a token.
     return max(1, (len(text) + 3) // 4) if text else 0
+
+
+_SET_USAGE = tuple(getattr(Usage, f.name).__set__ for f in dataclasses.fields(Usage))
+_SET_REPLY = tuple(getattr(ModelReply, f.name).__set__ for f in dataclasses.fields(ModelReply))
+
+
+def _made_usage(prompt: int, completion: int, total: int) -> Usage:
+    """``Usage(prompt, completion, total)``, made at once: each slot set directly, past the
+    frozen dataclass's ``object.__setattr__`` per field (a fake makes one per call)."""
+    made: Usage = object.__new__(Usage)
+    s_prompt, s_completion, s_total = _SET_USAGE
+    s_prompt(made, prompt)
+    s_completion(made, completion)
+    s_total(made, total)
+    return made
+
+
+def _made_reply(
+    text: str, tool_calls: tuple[ToolCall, ...], usage: Usage, model: str | None, raw: Any
+) -> ModelReply:
+    """``ModelReply(text, tool_calls, usage, model, raw)``, made at once (see
+    :func:`_made_usage`)."""
+    made: ModelReply = object.__new__(ModelReply)
+    s_text, s_tool_calls, s_usage, s_model, s_raw = _SET_REPLY
+    s_text(made, text)
+    s_tool_calls(made, tool_calls)
+    s_usage(made, usage)
+    s_model(made, model)
+    s_raw(made, raw)
+    return made
 
 
 def _usage(request: ModelRequest, text: str, tool_calls: tuple[ToolCall, ...]) -> Usage:
@@ -142,7 +173,15 @@ class FakeRuntime(Runtime):
         text = step.text
         if self.strict:
             self._check_pick(step, call, position, text)
-        return ModelReply(text=text, usage=_usage(call.request, text, ()), model=self.model)
+        messages = call.request.messages
+        if len(messages) == 1 and messages[0].role == "user":
+            # The usual decision call: what _usage reads is the call's prompt, read once.
+            prompt = max(1, (len(call.prompt) + 3) // 4)
+            completion = _tokens(text)
+            usage = _made_usage(prompt, completion, prompt + completion)
+        else:
+            usage = _usage(call.request, text, ())
+        return _made_reply(text, (), usage, self.model, None)
 
     def _check_pick(self, step: Pick, call: FakeCall, position: str, text: str) -> None:
         """A scripted pick must pick an offered option with arguments it takes (``text``: the

@@ -174,3 +174,45 @@ class TestAsync:
             "the function's step is an async callable; use the async API (exec_async, "
             "decision.make_async) so that it can be awaited"
         )
+
+
+def test_a_pick_s_reply_is_the_reply_its_constructors_make() -> None:
+    # The reply to a scripted pick is made slot by slot (a fake makes one per call): every
+    # field of ModelReply and Usage must be set as their constructors set it.
+    import dataclasses
+
+    from pytest_opdecide import ModelReply, Usage
+
+    replies: list[Any] = []
+
+    def step(call: FakeCall) -> Any:
+        return pick("refund", amount=2.5)
+
+    runtime = FunctionRuntime(step)
+    runtime.call_model = _recording(runtime.call_model, replies)  # type: ignore[method-assign]
+
+    def refund(amount: float) -> str:
+        return f"refunded {amount}"
+
+    assert decision.make("Route it.", {"refund": refund}, runtime=runtime) == "refunded 2.5"
+    (reply,) = replies
+    prompt = runtime.last_call.prompt
+    text = '{"call": "refund", "args": {"amount": 2.5}}'
+    sent, written = (len(prompt) + 3) // 4, (len(text) + 3) // 4  # about 4 characters a token
+    expected_usage = Usage(sent, written, sent + written)
+    expected = ModelReply(text=text, usage=expected_usage, model="fake-model")
+    for f in dataclasses.fields(ModelReply):
+        assert getattr(reply, f.name) == getattr(expected, f.name), f.name
+    for f in dataclasses.fields(Usage):
+        assert getattr(reply.usage, f.name) == getattr(expected_usage, f.name), f.name
+    assert type(reply) is ModelReply
+    assert type(reply.usage) is Usage
+
+
+def _recording(call_model: Any, replies: list[Any]) -> Any:
+    def recorded(request: Any) -> Any:
+        reply = call_model(request)
+        replies.append(reply)
+        return reply
+
+    return recorded
