@@ -698,8 +698,9 @@ def _shape(
 
 def clear_shape_caches() -> None:
     """Forget every cached function shape (for benchmarks)."""
-    _function_cache.clear()
-    _method_cache.clear()
+    for weak in (_function_cache, _method_cache):
+        if len(weak):  # clear() pops item by item until a KeyError, even when empty
+            weak.clear()
     _code_cache.clear()
     _unweakable_cache.clear()
     _annotation_code.clear()
