@@ -124,21 +124,14 @@ def _plain_frame(opt: Option) -> tuple[str, str] | None:
 def framed_block(name: str, description: str, parts: PlainParts) -> str:
     """The block of an option named by an identifier whose fields made ``parts`` (see
     :func:`plain_parts`): what :func:`render_block` writes for it (its frame written by
-    :func:`_plain_head_tail` around its description as :func:`_block` writes it), in one
-    pass, without a frame to look up (a function option's shape carries its parts)."""
+    :func:`_plain_head_tail` around its description), in one pass, without a frame to look up
+    (a function option's shape carries its parts)."""
     signature, lines, args = parts
     example = f'{{"call": "{name}", "args": {{{args}}}}}' if args else f'{{"call": "{name}"}}'
     if description:
         described = description.strip("\n").replace("\n", "\n    ")
         return f"{name}({signature})\n    {described}\n{lines}    Call: {example}\n\n"
     return f"{name}({signature})\n{lines}    Call: {example}\n\n"
-
-
-def _block(head: str, description: str, tail: str) -> str:
-    if description:
-        described = description.strip("\n").replace("\n", "\n    ")
-        return f"{head}\n    {described}\n{tail}"
-    return f"{head}\n{tail}"
 
 
 def fieldless_block(name: str, description: str) -> str:
@@ -165,7 +158,11 @@ def render_block(opt: Option) -> str:
         if len(_frame_cache) >= _FRAME_CACHE_MAX:
             drop_oldest(_frame_cache, _FRAME_CACHE_MAX)
         _frame_cache[key] = frame
-    return _block(frame[0], opt.description, frame[1])
+    head, tail = frame
+    if opt.description:
+        described = opt.description.strip("\n").replace("\n", "\n    ")
+        return f"{head}\n    {described}\n{tail}"
+    return f"{head}\n{tail}"
 
 
 def clear_frames() -> None:
