@@ -848,17 +848,7 @@ def _add_function(
         shape = _function_shape(fn)
     except _UnsupportedParameter as exc:
         raise TypeError(_unsupported_message(name, exc)) from None
-    option = _made_option(
-        name,
-        "function",
-        shape.description if description is None else description,
-        shape.fields,
-        shape.hidden,
-        fn,
-        None,
-        shape.positional,
-        shape.validator,
-    )
+    option = _function_option(name, fn, description, shape)
     opts.append(option)
     if blocks is not None:
         frame = shape.frame
