@@ -59,7 +59,7 @@ from pytest_opdecide._nextstep._field_types import (
     UnknownSpec,
 )
 from pytest_opdecide._nextstep._options import Menu, Option, normalize_options
-from pytest_opdecide._nextstep._procedure import parse_once
+from pytest_opdecide._nextstep._procedure import read_reply
 from pytest_opdecide._nextstep._validation import ParseFailure
 from pytest_opdecide._nextstep._values import (
     CannotGenerate,
@@ -122,4 +122,4 @@ def parse_reply(
             ``unknown_call``, ``bad_args``, ``missing_required``, ``type_mismatch``...) and
             ``message`` is what the model would be told.
     """
-    return parse_once(reply, menu, context, None)
+    return read_reply(reply, menu, context)

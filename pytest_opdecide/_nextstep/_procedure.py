@@ -37,6 +37,7 @@ __all__ = [
     "make_procedure",
     "parse_once",
     "parse_procedure",
+    "read_reply",
     "repick_prompt",
     "resolve_procedure",
     "schema_kwargs",
@@ -256,10 +257,38 @@ def _no_action_message(reply: Any, menu: Menu) -> str:
     return NO_ACTION
 
 
+_read_before: tuple[str, Menu, Option, dict[str, Any]] | None = None
+"""The pick :func:`read_reply` found last, for a decision that reads the very same reply text
+against the very same menu next: a strict fake checks a scripted pick so before it sends it, and
+the pick is not read twice. Kept only for a pick that no hidden parameter reads and whose
+arguments are all ``str``, ``int``, ``float``, ``bool`` or ``None`` (nothing a caller could change
+in place), by the identity of the text and the menu (both held here, so no other object can
+take their ids), and given out once."""
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def read_reply(
+    reply: Any, menu: Menu, context: Mapping[str, Any] | None
+) -> tuple[Option, dict[str, Any]]:
+    """:func:`parse_once` without a runtime (``options.parse_reply``), its pick kept for the
+    next read of the same reply against the same menu (see :data:`_read_before`)."""
+    global _read_before
+    opt, kwargs = parse_once(reply, menu, context, None)
+    if type(reply) is str and not opt.hidden and _SCALARS.issuperset(map(type, kwargs.values())):
+        _read_before = (reply, menu, opt, kwargs.copy())
+    return opt, kwargs
+
+
 def parse_once(
     reply: Any, menu: Menu, context: Mapping[str, Any] | None, runtime: Any
 ) -> tuple[Option, dict[str, Any]]:
     """Parse and validate one reply against the menu, or raise :class:`ParseFailure`."""
+    global _read_before
+    before = _read_before
+    if before is not None and before[0] is reply and before[1] is menu:
+        _read_before = None  # given out once: the pick of a check read again by the decision
+        return before[2], before[3]
     action = extract_action(reply)
     if action is None:
         raise ParseFailure("no_action", _no_action_message(reply, menu))
