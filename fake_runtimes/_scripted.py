@@ -74,10 +74,21 @@ def _made_reply(
     return made
 
 
-def _usage(request: ModelRequest, text: str, tool_calls: tuple[ToolCall, ...]) -> Usage:
+def _usage(
+    request: ModelRequest,
+    text: str,
+    tool_calls: tuple[ToolCall, ...],
+    prompt: str | None = None,
+) -> Usage:
+    """Plausible token counts of a call and its reply (``prompt``: the request's prompt, when
+    the caller has read it already: a decision's one user message is not read twice)."""
     messages = request.messages
-    sent = len(messages[0].text) if len(messages) == 1 else sum(len(m.text) for m in messages)
-    prompt = max(1, (sent + 3) // 4)
+    if len(messages) == 1:
+        only = messages[0]
+        sent = len(prompt) if prompt is not None and only.role == "user" else len(only.text)
+    else:
+        sent = sum(len(m.text) for m in messages)
+    tokens = max(1, (sent + 3) // 4)
     completion = _tokens(text)
     if tool_calls:
         completion += sum(
@@ -87,7 +98,7 @@ def _usage(request: ModelRequest, text: str, tool_calls: tuple[ToolCall, ...]) -
             + 2
             for c in tool_calls
         )
-    return Usage(prompt, completion, prompt + completion)
+    return _made_usage(tokens, completion, tokens + completion)
 
 
 _STEP_TYPES = (ModelReply, Pick, ToolCallStep, ErrorStep)
@@ -173,14 +184,7 @@ class FakeRuntime(Runtime):
         text = step.text
         if self.strict:
             self._check_pick(step, call, position, text)
-        messages = call.request.messages
-        if len(messages) == 1 and messages[0].role == "user":
-            # The usual decision call: what _usage reads is the call's prompt, read once.
-            prompt = max(1, (len(call.prompt) + 3) // 4)
-            completion = _tokens(text)
-            usage = _made_usage(prompt, completion, prompt + completion)
-        else:
-            usage = _usage(call.request, text, ())
+        usage = _usage(call.request, text, (), call.prompt)
         return _made_reply(text, (), usage, self.model, None)
 
     def _check_pick(self, step: Pick, call: FakeCall, position: str, text: str) -> None:

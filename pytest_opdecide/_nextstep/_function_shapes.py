@@ -348,8 +348,7 @@ def _shape_by_code(fn: Any) -> _FunctionShape:
         for kept, shape in shapes:
             if kept[0] is fn.__globals__ and _same_parts(kept, parts):
                 return shape
-    made = _scalar_shape(fn)
-    shape = _general_code_shape(fn) if made is None else made
+    shape = _introspect_code(fn)
     # A copy of the annotations: the function's own dict can be changed in place.
     kept = (fn.__globals__, parts[0], parts[1], dict(parts[2]), parts[3])
     if shapes is None:
@@ -385,21 +384,19 @@ def _by_code(fn: Any) -> bool:
 
 
 def _function_shape(fn: Callable[..., Any]) -> _FunctionShape:
-    if type(fn) is _FunctionType:
-        own = fn.__dict__
-        if "__wrapped__" not in own and "__signature__" not in own:  # :func:`_by_code`
-            # A closure, or any function defined inside another (``<locals>`` in its name), is
-            # most likely new on every call of the one that defines it: kept by code alone, not
-            # by identity too (a weak reference made, and its callback run when the function
-            # dies, for a function that is never seen again).
-            if fn.__closure__ is not None or "<locals>" in fn.__qualname__:
-                return _shape_by_code(fn)
-            cached = _function_cache.get(fn)  # the same function again: found by identity
-            if cached is not None and cached.version == _VERSION(fn):
-                return cached
-            shape = _shape_by_code(fn)
-            _function_cache[fn] = shape
-            return shape
+    if _by_code(fn):
+        # A closure, or any function defined inside another (``<locals>`` in its name), is
+        # most likely new on every call of the one that defines it: kept by code alone, not by
+        # identity too (a weak reference made, and its callback run when the function dies,
+        # for a function that is never seen again).
+        if fn.__closure__ is not None or "<locals>" in fn.__qualname__:
+            return _shape_by_code(fn)
+        cached = _function_cache.get(fn)  # the same function again: found by identity
+        if cached is not None and cached.version == _VERSION(fn):
+            return cached
+        shape = _shape_by_code(fn)
+        _function_cache[fn] = shape
+        return shape
     # A bound method is a new object on every attribute access: key it by its function, in a
     # cache of its own (the bound signature has no ``self``).
     if inspect.ismethod(fn):
@@ -590,11 +587,6 @@ def _introspect_code(fn: Any) -> _FunctionShape:
     shape = _scalar_shape(fn)
     if shape is not None:
         return shape
-    return _general_code_shape(fn)
-
-
-def _general_code_shape(fn: Any) -> _FunctionShape:
-    """:func:`_introspect_code` of a function that is not made of scalars alone."""
     hints = _quick_hints(fn)
     if hints is None:  # an annotation that is not plain
         return _introspect_signature(fn)

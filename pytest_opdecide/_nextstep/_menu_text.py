@@ -126,12 +126,11 @@ def framed_block(name: str, description: str, parts: PlainParts) -> str:
     :func:`plain_parts`): what :func:`render_block` writes for it (its frame written by
     :func:`_plain_head_tail` around its description), in one pass, without a frame to look up
     (a function option's shape carries its parts)."""
-    signature, lines, args = parts
-    example = f'{{"call": "{name}", "args": {{{args}}}}}' if args else f'{{"call": "{name}"}}'
+    head, tail = _plain_head_tail(name, parts)
     if description:
         described = description.strip("\n").replace("\n", "\n    ")
-        return f"{name}({signature})\n    {described}\n{lines}    Call: {example}\n\n"
-    return f"{name}({signature})\n{lines}    Call: {example}\n\n"
+        return f"{head}\n    {described}\n{tail}"
+    return f"{head}\n{tail}"
 
 
 def fieldless_block(name: str, description: str) -> str:

@@ -770,7 +770,7 @@ def _normalize(options: Any) -> Menu:
                 or not name
                 or (type(handler) is not tuple and isinstance(handler, tuple))
             ):  # no name (raises), a str subclass, a named tuple: through the entry's reading
-                if _add_reading(read_dict_entry(name, handler), opts, async_names):
+                if _add_reading(read_dict_entry(name, handler), opts, async_names, blocks):
                     needs_context = True
             elif type(handler) is tuple:
                 if len(handler) == 2 and type(handler[1]) is str:
@@ -781,31 +781,27 @@ def _normalize(options: Any) -> Menu:
                         )
                         if name.isidentifier():
                             blocks.append(fieldless_block(name, description))
-                            continue
-                    else:
-                        if _add_function(name, target, description, opts, async_names, blocks):
-                            needs_context = True
-                        continue
-                elif _add_reading(read_dict_entry(name, handler), opts, async_names):
+                        else:
+                            blocks.append(render_block(opts[-1]))
+                    elif _add_function(name, target, description, opts, async_names, blocks):
+                        needs_context = True
+                elif _add_reading(read_dict_entry(name, handler), opts, async_names, blocks):
                     needs_context = True  # a schema option, a malformed tuple, a str subclass
             elif not callable(handler):
                 opts.append(_made_option(name, "value", "", (), (), None, handler, (), None))
                 if name.isidentifier():
                     blocks.append(fieldless_block(name, ""))
-                    continue
-            else:
-                if _add_function(name, handler, None, opts, async_names, blocks):
-                    needs_context = True
-                continue
-            blocks.append(render_block(opts[-1]))
+                else:
+                    blocks.append(render_block(opts[-1]))
+            elif _add_function(name, handler, None, opts, async_names, blocks):
+                needs_context = True
         if not opts:
             raise ValueError("options must offer at least one option, got none")
         by_name = dict(zip(options, opts, strict=True))  # its keys: the names, each once
     else:
         for reading in read_entries(options):
-            if _add_reading(reading, opts, async_names):
+            if _add_reading(reading, opts, async_names, blocks):
                 needs_context = True
-            blocks.append(render_block(opts[-1]))
         if not opts:
             raise ValueError("options must offer at least one option, got none")
         by_name = {}
@@ -823,13 +819,16 @@ def _normalize(options: Any) -> Menu:
     )
 
 
-def _add_reading(reading: Reading, opts: list[Option], async_names: list[str]) -> bool:
-    """Append the option ``reading`` makes to ``opts``, as :func:`_add_function` does (its
-    block is the caller's to write)."""
+def _add_reading(
+    reading: Reading, opts: list[Option], async_names: list[str], blocks: list[str]
+) -> bool:
+    """Append the option ``reading`` makes to ``opts`` and its block to ``blocks``, as
+    :func:`_add_function` does."""
     fn = reading.function
     if fn is not None and reading.form.kind == "function":
-        return _add_function(reading.name, fn, reading.description, opts, async_names, None)
+        return _add_function(reading.name, fn, reading.description, opts, async_names, blocks)
     opts.append(_option(reading))
+    blocks.append(render_block(opts[-1]))
     return False
 
 
@@ -839,23 +838,19 @@ def _add_function(
     description: str | None,
     opts: list[Option],
     async_names: list[str],
-    blocks: list[str] | None,
+    blocks: list[str],
 ) -> bool:
     """Append the option of ``fn`` to ``opts`` (its name to ``async_names`` if it is a
-    coroutine function) and its block to ``blocks`` (unless ``None``); whether it reads
-    parameters from ``context=``."""
-    try:  # what _option_shape does, inline: a menu read anew makes one option per entry
-        shape = _function_shape(fn)
-    except _UnsupportedParameter as exc:
-        raise TypeError(_unsupported_message(name, exc)) from None
+    coroutine function) and its block to ``blocks``; whether it reads parameters from
+    ``context=``."""
+    shape = _option_shape(name, fn)
     option = _function_option(name, fn, description, shape)
     opts.append(option)
-    if blocks is not None:
-        frame = shape.frame
-        if frame is not None and type(name) is str and name.isidentifier():
-            blocks.append(framed_block(name, option.description, frame))
-        else:
-            blocks.append(render_block(option))
+    frame = shape.frame
+    if frame is not None and type(name) is str and name.isidentifier():
+        blocks.append(framed_block(name, option.description, frame))
+    else:
+        blocks.append(render_block(option))
     if _is_async(fn):
         async_names.append(name)
     return any(f.source == "context" for f in shape.hidden) if shape.hidden else False
